@@ -1,0 +1,80 @@
+/**
+ * `DomainAdapter`: everything DreamGym needs to know about one benchmark domain.
+ * Adapters (`@dreamgym/alfworld`, `@dreamgym/webshop`, `@dreamgym/webarena-lite`) implement
+ * it and run the conformance suite from `@dreamgym/core/testing`.
+ */
+import type { Environment } from './mdp/environment.js';
+import type { Observation, Step, Task, Trajectory } from './mdp/schemas.js';
+import type { SeededRandom } from './random/seeded-random.js';
+
+/** An action parsed by the domain's grammar. */
+export interface ParsedAction {
+  /** Action type, the grammar's verb (`go to`, `take`, `click`, `search`...). */
+  type: string;
+  /** The action's arguments in order (object and receptacle names, element ids, text). */
+  args: string[];
+  /** The action in canonical form, as the environment expects it. */
+  text: string;
+}
+
+/** A loader of one kind of record from a dataset directory. */
+export interface DatasetLoader<T> {
+  /**
+   * Streams validated records from `dir`. A malformed record throws a
+   * `DatasetFormatError` naming the file, line and field; a missing file a
+   * `DatasetNotFoundError` that says what to pass.
+   */
+  load(dir: string, options?: DatasetLoadOptions): AsyncIterable<T>;
+}
+
+/** Options common to every dataset loader. */
+export interface DatasetLoadOptions {
+  /** Only records of these splits (`train`, `valid_seen`, `test`...), where the domain has splits. */
+  splits?: readonly string[];
+  /** Stop after this many records. */
+  limit?: number;
+}
+
+/** The domain's datasets: offline trajectories and seed tasks. */
+export interface DomainDatasets {
+  /** Offline trajectories (demonstrations, exploration) that seed the replay buffer. */
+  trajectories: DatasetLoader<Trajectory>;
+  /** Seed tasks for training and evaluation. */
+  tasks: DatasetLoader<Task>;
+  /** Fetches the public dataset files into `dir`, for users with internet access. */
+  download?(dir: string, options?: { signal?: AbortSignal }): Promise<void>;
+}
+
+/** Domain-specific prompt parts; core assembles the full prompts around them. */
+export interface DomainPrompts {
+  /** What the environment is and how states look: the experience model's world description. */
+  environmentDescription: string;
+  /** How the agent acts: action grammar and an example, for LLM policies. */
+  agentInstructions: string;
+  /** What makes a good new task in this domain, for the LLM task generator. */
+  taskGenerationGuidance: string;
+}
+
+/** Everything DreamGym needs to know about one domain. */
+export interface DomainAdapter<RawObservation = unknown, RealOptions = unknown> {
+  /** Domain name, equal to `Task.domain` of its tasks (`alfworld`, `webshop`...). */
+  readonly name: string;
+  /** The state mapper: turns the real environment's raw output into an abstract state. */
+  toObservation(raw: RawObservation): Observation;
+  /** Parses an action against the domain's grammar; throws an `ActionParseError` saying why not. */
+  parseAction(text: string): ParsedAction;
+  /**
+   * Admissible actions for a state that does not list them itself (as in the synthetic
+   * environment), proposed from the domain grammar and what the episode has shown.
+   */
+  candidateActions(observation: Observation, history: readonly Step[]): string[];
+  readonly datasets: DomainDatasets;
+  readonly prompts: DomainPrompts;
+  /**
+   * A new task of the same kind as `task` with other entities or constraints (the
+   * embedded curriculum generator), or undefined when none can be made.
+   */
+  mutateTask(task: Task, random: SeededRandom): Task | undefined;
+  /** Connects to (or starts) the real environment, for sim-to-real training and evaluation. */
+  connectReal(options: RealOptions): Promise<Environment>;
+}

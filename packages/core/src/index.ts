@@ -1,0 +1,35 @@
+/**
+ * `@dreamgym/core`: train LLM agents with reinforcement learning on synthetic experience.
+ *
+ * One folder per concept of the DreamGym paper:
+ * - `mdp/`        tasks, observations, steps, trajectories, transitions, `Environment`, JSONL I/O
+ * - `adapter.ts`  `DomainAdapter`, what a benchmark domain provides
+ * - `random/`     the seeded random generator every stochastic component takes
+ * - `errors.ts`   the `DreamGymError` hierarchy
+ */
+export type {
+  DatasetLoader,
+  DatasetLoadOptions,
+  DomainAdapter,
+  DomainDatasets,
+  DomainPrompts,
+  ParsedAction,
+} from './adapter.js';
+export {
+  ActionParseError,
+  CheckpointError,
+  ConfigError,
+  DatasetFormatError,
+  DatasetNotFoundError,
+  DreamGymError,
+  type DreamGymErrorCode,
+  EnvironmentError,
+  EnvironmentStateError,
+  IndexError,
+  LockedError,
+  ModelError,
+  ModelOutputError,
+  type RecordLocation,
+} from './errors.js';
+export * from './mdp/index.js';
+export { type RandomState, SeededRandom } from './random/seeded-random.js';

@@ -1,0 +1,29 @@
+export type { Environment } from './environment.js';
+export {
+  formatFieldPath,
+  type JsonlLine,
+  JsonlWriter,
+  parseRecord,
+  readJsonl,
+  readJsonlLines,
+  writeJsonl,
+} from './jsonl.js';
+export {
+  type ExperienceSource,
+  ExperienceSourceSchema,
+  type Observation,
+  ObservationSchema,
+  type Step,
+  type StepResult,
+  StepResultSchema,
+  StepSchema,
+  type Task,
+  type TaskInput,
+  TaskSchema,
+  type Trajectory,
+  type TrajectoryInput,
+  TrajectorySchema,
+  type Transition,
+  TransitionSchema,
+} from './schemas.js';
+export { trajectoryToTransitions } from './transitions.js';

@@ -1,0 +1,191 @@
+/**
+ * Corridor: a tiny text domain with a known optimum, used as the reference
+ * implementation of `Environment` and `DomainAdapter` in core's own tests and examples.
+ *
+ * The agent stands in room 0 of a corridor of `length` rooms. A key lies in room
+ * `keyRoom`, a locked door stands in room `doorRoom`. Taking the key and opening the door
+ * succeeds (reward 1 on that step); the optimal episode takes
+ * `keyRoom + |doorRoom - keyRoom| + 2` steps.
+ */
+import { join } from 'node:path';
+import { z } from 'zod';
+import type { DomainAdapter, ParsedAction } from '../adapter.js';
+import { ActionParseError, EnvironmentStateError } from '../errors.js';
+import type { Environment } from '../mdp/environment.js';
+import { readJsonl } from '../mdp/jsonl.js';
+import {
+  type Observation,
+  type StepResult,
+  type Task,
+  TaskSchema,
+  TrajectorySchema,
+} from '../mdp/schemas.js';
+import type { SeededRandom } from '../random/seeded-random.js';
+
+const CorridorLayoutSchema = z.object({
+  length: z.number().int().min(2),
+  keyRoom: z.number().int().nonnegative(),
+  doorRoom: z.number().int().nonnegative(),
+});
+type CorridorLayout = z.infer<typeof CorridorLayoutSchema>;
+
+/** A corridor task with the key in `keyRoom` and the door in `doorRoom`. */
+export function corridorTask(layout: CorridorLayout, id?: string): Task {
+  CorridorLayoutSchema.parse(layout);
+  return TaskSchema.parse({
+    id: id ?? `corridor-${layout.length}-${layout.keyRoom}-${layout.doorRoom}`,
+    domain: 'corridor',
+    instruction: `The key is in room ${layout.keyRoom}. Take the key and open the door in room ${layout.doorRoom}.`,
+    meta: { ...layout },
+  });
+}
+
+const ACTION_PATTERN = /^\s*(go left|go right|take key|open door)\s*$/i;
+
+function parseCorridorAction(text: string): ParsedAction {
+  const match = ACTION_PATTERN.exec(text);
+  if (!match) {
+    throw new ActionParseError(
+      `"${text}" is not a corridor action. Valid actions: "go left", "go right", "take key", "open door".`,
+      { action: text },
+    );
+  }
+  const canonical = match[1]!.toLowerCase();
+  const [verb, object] = canonical.split(' ') as [string, string];
+  return { type: verb, args: [object], text: canonical };
+}
+
+/** Options of {@link CorridorEnvironment}. */
+export interface CorridorEnvironmentOptions {
+  /** Steps after which the episode is cut off (done, reward 0, `info.truncated`). Default 30. */
+  maxSteps?: number;
+}
+
+/** The corridor environment. */
+export class CorridorEnvironment implements Environment {
+  private layout: CorridorLayout | undefined;
+  private position = 0;
+  private holdsKey = false;
+  private steps = 0;
+  private done = false;
+  private closed = false;
+  private readonly maxSteps: number;
+
+  constructor(options: CorridorEnvironmentOptions = {}) {
+    this.maxSteps = options.maxSteps ?? 30;
+  }
+
+  async reset(task: Task): Promise<Observation> {
+    if (this.closed) throw new EnvironmentStateError('reset() on a closed CorridorEnvironment.');
+    const layout = CorridorLayoutSchema.safeParse(task.meta);
+    if (!layout.success) {
+      throw new EnvironmentStateError(
+        `Task ${task.id} is not a corridor task: meta needs length, keyRoom and doorRoom.`,
+      );
+    }
+    this.layout = layout.data;
+    this.position = 0;
+    this.holdsKey = false;
+    this.steps = 0;
+    this.done = false;
+    return this.observe('You enter the corridor.');
+  }
+
+  async step(action: string): Promise<StepResult> {
+    if (this.closed) throw new EnvironmentStateError('step() on a closed CorridorEnvironment.');
+    if (!this.layout) throw new EnvironmentStateError('step() before reset().');
+    if (this.done) throw new EnvironmentStateError('step() after the episode ended; call reset().');
+    this.steps += 1;
+    const layout = this.layout;
+    let feedback: string;
+    let reward = 0;
+    let success = false;
+    let invalidAction = false;
+    const admissible = this.admissible();
+    const parsed = ACTION_PATTERN.test(action) ? parseCorridorAction(action).text : undefined;
+    if (parsed === undefined || !admissible.includes(parsed)) {
+      feedback = 'Nothing happens.';
+      invalidAction = true;
+    } else if (parsed === 'go left' || parsed === 'go right') {
+      this.position += parsed === 'go left' ? -1 : 1;
+      feedback = `You walk to room ${this.position}.`;
+    } else if (parsed === 'take key') {
+      this.holdsKey = true;
+      feedback = 'You pick up the key.';
+    } else if (this.holdsKey) {
+      feedback = 'You unlock and open the door.';
+      reward = 1;
+      success = true;
+    } else {
+      feedback = 'The door is locked.';
+    }
+    const truncated = !success && this.steps >= this.maxSteps;
+    this.done = success || truncated;
+    return {
+      observation: this.observe(feedback),
+      reward,
+      done: this.done,
+      info: { success, truncated, invalidAction, layoutLength: layout.length },
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  private admissible(): string[] {
+    const layout = this.layout!;
+    const actions: string[] = [];
+    if (this.position > 0) actions.push('go left');
+    if (this.position < layout.length - 1) actions.push('go right');
+    if (this.position === layout.keyRoom && !this.holdsKey) actions.push('take key');
+    if (this.position === layout.doorRoom) actions.push('open door');
+    return actions;
+  }
+
+  private observe(feedback: string): Observation {
+    const layout = this.layout!;
+    const sights: string[] = [];
+    if (this.position === layout.keyRoom && !this.holdsKey) sights.push('a key');
+    if (this.position === layout.doorRoom) sights.push('a door');
+    const seen = sights.length > 0 ? ` You see ${sights.join(' and ')}.` : ' The room is empty.';
+    const carry = this.holdsKey ? ' You carry the key.' : '';
+    return {
+      text: `${feedback} You are in room ${this.position}.${seen}${carry}`,
+      actions: this.admissible(),
+    };
+  }
+}
+
+/** The corridor domain adapter: the reference `DomainAdapter`. */
+export function createCorridorAdapter(): DomainAdapter<string, CorridorEnvironmentOptions> {
+  return {
+    name: 'corridor',
+    toObservation: (raw) => ({ text: raw.trim() }),
+    parseAction: parseCorridorAction,
+    candidateActions: () => ['go left', 'go right', 'take key', 'open door'],
+    datasets: {
+      trajectories: { load: (dir) => readJsonl(join(dir, 'trajectories.jsonl'), TrajectorySchema) },
+      tasks: { load: (dir) => readJsonl(join(dir, 'tasks.jsonl'), TaskSchema) },
+    },
+    prompts: {
+      environmentDescription:
+        'A corridor of numbered rooms. One room holds a key, one a locked door. The agent walks left and right, takes the key and opens the door.',
+      agentInstructions:
+        'Act with one of: "go left", "go right", "take key", "open door". Example: <action>go right</action>',
+      taskGenerationGuidance: 'Vary the corridor length and the rooms of the key and the door.',
+    },
+    mutateTask(task: Task, random: SeededRandom): Task | undefined {
+      const layout = CorridorLayoutSchema.safeParse(task.meta);
+      if (!layout.success) return undefined;
+      const length = layout.data.length;
+      const next = { length, keyRoom: random.int(length), doorRoom: random.int(length) };
+      const child = corridorTask(
+        next,
+        `${task.id}~${next.keyRoom}-${next.doorRoom}-${random.int(1e6)}`,
+      );
+      return { ...child, origin: 'generated', parentId: task.id };
+    },
+    connectReal: async (options) => new CorridorEnvironment(options),
+  };
+}

@@ -1,0 +1,59 @@
+import { describe, it } from 'vitest';
+import {
+  type AdapterConformanceOptions,
+  adapterConformanceChecks,
+  type ConformanceCheck,
+  type EnvironmentConformanceOptions,
+  environmentConformanceChecks,
+} from './conformance.js';
+
+/** Options for the vitest wrappers. */
+export interface DescribeConformanceOptions {
+  /** Per-check timeout in milliseconds (real environments can be slow). Default 30 000. */
+  timeout?: number;
+}
+
+function describeChecks(
+  title: string,
+  checks: ConformanceCheck[],
+  options: DescribeConformanceOptions,
+) {
+  describe(title, () => {
+    for (const check of checks) it(check.name, () => check.run(), options.timeout ?? 30_000);
+  });
+}
+
+/**
+ * Registers the `Environment` contract as a vitest suite. Call it at the top level of an
+ * adapter's test file.
+ *
+ * @example
+ * describeEnvironmentConformance('alfworld real engine', {
+ *   createEnvironment: () => adapter.connectReal({ dataDir }),
+ *   tasks: [task],
+ * });
+ */
+export function describeEnvironmentConformance(
+  title: string,
+  options: EnvironmentConformanceOptions,
+  describeOptions: DescribeConformanceOptions = {},
+): void {
+  describeChecks(
+    `Environment conformance: ${title}`,
+    environmentConformanceChecks(options),
+    describeOptions,
+  );
+}
+
+/** Registers the `DomainAdapter` contract as a vitest suite. */
+export function describeAdapterConformance(
+  title: string,
+  options: AdapterConformanceOptions,
+  describeOptions: DescribeConformanceOptions = {},
+): void {
+  describeChecks(
+    `DomainAdapter conformance: ${title}`,
+    adapterConformanceChecks(options),
+    describeOptions,
+  );
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Versions (changeset version) and packs every public @dreamgym/* package in a scratch copy
+# of the repository. Publishes nothing and leaves this working tree untouched.
+# Usage: npm run release:dry [-- OUT_DIR]   (tarballs land in OUT_DIR, default .release-dry/)
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$repo/.release-dry}
+scratch=$(mktemp -d -t dreamgym-release-XXXXXX)
+trap 'rm -rf "$scratch"' EXIT
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+(cd "$repo" && tar --exclude=node_modules --exclude=.git --exclude=dist --exclude=.turbo \
+  --exclude=.venv --exclude=.release-dry -cf - .) | tar -xf - -C "$scratch"
+ln -s "$repo/node_modules" "$scratch/node_modules"
+cd "$scratch"
+npx changeset version
+for manifest in packages/*/package.json adapters/*/package.json; do
+  [ -f "$manifest" ] || continue
+  dir=$(dirname "$manifest")
+  node -e 'const m=require(process.argv[1]); process.exit(m.private ? 1 : 0)' "$scratch/$manifest" || continue
+  (cd "$dir" && npx tsup >/dev/null && npm pack --pack-destination "$out" >/dev/null)
+  node -e 'const m=require(process.argv[1]); console.log(`packed ${m.name}@${m.version}`)' "$scratch/$manifest"
+done
+echo "tarballs in $out (nothing was published)"

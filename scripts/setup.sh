@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Idempotent set-up for a fresh Debian machine (root, registries only): Debian packages,
+# npm dependencies, and every step in scripts/setup.d/ (native builds, the Python
+# virtualenv). Each step skips what is already present. Safe to run again at any time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '[setup] %s\n' "$*"; }
+
+# Debian packages: each step in setup.d may append to DEBIAN_PACKAGES before it runs.
+DEBIAN_PACKAGES=()
+for step in scripts/setup.d/*.sh; do
+  [ -f "$step" ] || continue
+  # shellcheck disable=SC1090
+  source "$step"
+done
+
+missing=()
+for package in "${DEBIAN_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    log "missing Debian packages: ${missing[*]} (run as root, or: sudo apt-get install ${missing[*]})"
+    exit 1
+  fi
+  log "installing Debian packages: ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# npm dependencies: install when node_modules is missing or older than the lockfile.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  log 'installing npm dependencies (npm ci)'
+  npm ci --no-audit --no-fund
+fi
+
+# Steps that need node_modules (native addons, virtualenv): functions named after_npm_*.
+for hook in $(declare -F | awk '{print $3}' | grep '^after_npm_' | sort); do
+  "$hook"
+done
+log 'ready'

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The whole test suite: set-up (idempotent), build, typecheck, lint, every test runner,
+# then one summary line `N passed, N failed` totalled over all runners.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh || exit 1
+
+if [ -n "${DREAMGYM_DATA_DIR:-}" ]; then
+  DREAMGYM_DATA_DIR=$(realpath -m "$DREAMGYM_DATA_DIR")
+  export DREAMGYM_DATA_DIR
+fi
+export TURBO_TELEMETRY_DISABLED=1 DO_NOT_TRACK=1
+
+reports=.test-reports
+rm -rf "$reports" && mkdir -p "$reports"
+status=0
+
+npx turbo run build typecheck --output-logs=errors-only || exit 1
+npx tsc -p tsconfig.json || exit 1
+npx biome ci . || status=1
+
+npx vitest run --reporter=default --reporter=json --outputFile.json="$reports/vitest.json" || status=1
+
+# Python-side tests (environment servers, interop) run in the project virtualenv.
+if [ -x .venv/bin/python ] && [ -n "$(find . -path ./node_modules -prune -o -path ./.venv -prune -o -name 'test_*.py' -print -quit)" ]; then
+  .venv/bin/python -m pytest -q --junitxml="$reports/pytest.xml" || status=1
+fi
+
+node scripts/summarize-test-reports.mjs "$reports" || status=1
+exit $status

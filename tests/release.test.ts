@@ -1,0 +1,27 @@
+/** `npm run release:dry` versions every public package together and packs it, publishing nothing. */
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { publicPackages, repositoryRoot, run } from './workspace.js';
+
+it('release:dry packs every public package at one new version without touching the tree', async () => {
+  const out = await mkdtemp(join(tmpdir(), 'dreamgym-release-out-'));
+  try {
+    const before = await run('git', ['status', '--porcelain'], { cwd: repositoryRoot });
+    const output = await run('npm', ['run', 'release:dry', '--', out], { cwd: repositoryRoot });
+    expect(output).toMatch(/nothing was published/);
+    const packed = [...output.matchAll(/^packed (@dreamgym\/[a-z-]+)@(\S+)$/gm)];
+    expect(packed.map((match) => match[1]).sort()).toEqual(
+      publicPackages()
+        .map((p) => p.name)
+        .sort(),
+    );
+    expect(new Set(packed.map((match) => match[2])).size).toBe(1);
+    const tarballs = await readdir(out);
+    expect(tarballs).toHaveLength(publicPackages().length);
+    expect(await run('git', ['status', '--porcelain'], { cwd: repositoryRoot })).toBe(before);
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,69 @@
+/**
+ * One vitest config for the whole repository: a project per workspace package, each
+ * testing its TypeScript sources (`src/`) directly, with `@dreamgym/*` imports resolved to
+ * the sources too, plus the repository-level project in `tests/` (packaging, release).
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { defineConfig } from 'vitest/config';
+
+const root = import.meta.dirname;
+
+interface WorkspacePackage {
+  name: string;
+  directory: string;
+  subpaths: string[];
+}
+
+function workspacePackages(): WorkspacePackage[] {
+  const packages: WorkspacePackage[] = [];
+  for (const group of ['packages', 'adapters', 'benchmarks']) {
+    const groupDirectory = join(root, group);
+    if (!existsSync(groupDirectory)) continue;
+    const directories =
+      group === 'benchmarks'
+        ? [groupDirectory]
+        : readdirSync(groupDirectory).map((name) => join(groupDirectory, name));
+    for (const directory of directories) {
+      const manifestPath = join(directory, 'package.json');
+      if (!existsSync(manifestPath)) continue;
+      const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
+      const subpaths = Object.keys(manifest.exports ?? { '.': null }).filter(
+        (subpath) => subpath !== './package.json',
+      );
+      packages.push({ name: manifest.name, directory, subpaths });
+    }
+  }
+  return packages;
+}
+
+const packages = workspacePackages();
+
+/** `@dreamgym/core` -> packages/core/src/index.ts, `@dreamgym/core/testing` -> src/testing/index.ts. */
+const sourceAliases = packages.flatMap(({ name, directory, subpaths }) =>
+  subpaths.map((subpath) => ({
+    find: new RegExp(`^${(name + subpath.slice(1)).replace(/[/.]/g, '\\$&')}$`),
+    replacement: resolve(directory, 'src', subpath === '.' ? '' : subpath.slice(2), 'index.ts'),
+  })),
+);
+
+export default defineConfig({
+  resolve: { alias: sourceAliases },
+  test: {
+    projects: [
+      ...packages.map(({ name, directory }) => ({
+        resolve: { alias: sourceAliases },
+        test: {
+          name,
+          root: directory,
+          include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+          testTimeout: 30_000,
+        },
+      })),
+      {
+        resolve: { alias: sourceAliases },
+        test: { name: 'repository', root, include: ['tests/**/*.test.ts'], testTimeout: 300_000 },
+      },
+    ],
+  },
+});
