@@ -32,4 +32,8 @@ export {
   type RecordLocation,
 } from './errors.js';
 export * from './mdp/index.js';
+export * from './models/index.js';
+export * from './policy/index.js';
 export { type RandomState, SeededRandom } from './random/seeded-random.js';
+export * from './replay/index.js';
+export * from './training/index.js';
