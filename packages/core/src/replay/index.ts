@@ -1,1 +1,6 @@
-export {};
+export type {
+  RetrievalFilter,
+  RetrievalQuery,
+  ScoredTransition,
+  TransitionRetriever,
+} from './retriever.js';
