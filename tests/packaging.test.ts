@@ -45,7 +45,9 @@ describe('@dreamgym/core from its tarball, outside the workspace', () => {
     const tarball = (await readdir(project)).find((file) => file.endsWith('.tgz'))!;
     await writeFile(
       join(project, 'package.json'),
-      JSON.stringify({ name: 'consumer', private: true }),
+      // faiss-node's install script fetches a prebuilt from GitHub (unreachable here); the
+      // consumer denies it as users on such machines do, and core loads faiss only on use.
+      JSON.stringify({ name: 'consumer', private: true, allowScripts: { 'faiss-node': false } }),
     );
     await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', `./${tarball}`], {
       cwd: project,
