@@ -1,0 +1,194 @@
+/**
+ * De-duplication of generated tasks: exact duplicates by normalised instruction, and
+ * near-duplicates by cosine similarity of instruction embeddings, against the pool and
+ * against the other new candidates.
+ */
+import { ModelError } from '../errors.js';
+import type { Task } from '../mdp/schemas.js';
+import type { EmbeddingModel } from '../models/embedding-model.js';
+import type { TaskRejection } from './task-generator.js';
+
+/** Options of {@link TaskDeduplicator}. */
+export interface TaskDeduplicatorOptions {
+  /** Embeds instructions for near-duplicate detection; without it only exact duplicates are caught. */
+  embedder?: EmbeddingModel;
+  /**
+   * A candidate whose cosine similarity to any known instruction is at or above this is a
+   * near-duplicate. In (0, 1]. Default 0.9. The right value depends on the embedder and
+   * the domain: with `HashingEmbedder`, adding or dropping one word of an instruction
+   * scores about 0.93-0.95, while swapping an object or a receptacle scores about 0.8;
+   * instructions that differ only in numbers (rooms, quantities) can score above 0.9, so
+   * such domains need a higher threshold.
+   */
+  similarityThreshold?: number;
+}
+
+/** Outcome of {@link TaskDeduplicator.filter}. */
+export interface DeduplicationResult {
+  /** Candidates that duplicate nothing, in input order. */
+  accepted: Task[];
+  /** Candidates dropped as exact or near-duplicates, in input order. */
+  rejected: TaskRejection[];
+}
+
+/** Default cosine threshold above which two instructions are the same task. */
+export const DEFAULT_SIMILARITY_THRESHOLD = 0.9;
+
+/**
+ * The instruction as compared for exact duplicates: Unicode-normalised (NFKC), lower
+ * case, runs of white space collapsed, trailing sentence punctuation dropped.
+ */
+export function normalizeInstruction(instruction: string): string {
+  return instruction
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/[.!?;]+$/u, '')
+    .trim();
+}
+
+/** Cosine similarity; embedders return unit vectors, but dividing by the norms keeps a sloppy one honest. */
+function cosine(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let normA = 0;
+  let normB = 0;
+  for (let index = 0; index < a.length; index += 1) {
+    const x = a[index]!;
+    const y = b[index]!;
+    dot += x * y;
+    normA += x * x;
+    normB += y * y;
+  }
+  if (normA === 0 || normB === 0) return 0;
+  return dot / Math.sqrt(normA * normB);
+}
+
+/**
+ * Rejects candidate tasks that duplicate known tasks or each other. Keeps the embeddings
+ * of instructions it has seen, so a growing pool is embedded once, not at every call.
+ */
+export class TaskDeduplicator {
+  readonly similarityThreshold: number;
+  private readonly embedder: EmbeddingModel | undefined;
+  private readonly embeddings = new Map<string, Float32Array>();
+
+  constructor(options: TaskDeduplicatorOptions = {}) {
+    const threshold = options.similarityThreshold ?? DEFAULT_SIMILARITY_THRESHOLD;
+    if (!(threshold > 0 && threshold <= 1)) {
+      throw new RangeError(`similarityThreshold must be in (0, 1], got ${threshold}.`);
+    }
+    this.similarityThreshold = threshold;
+    this.embedder = options.embedder;
+  }
+
+  /**
+   * Splits `candidates` into accepted and rejected. A candidate is compared with every
+   * task in `known` and with the candidates accepted before it, so of two duplicates
+   * among the candidates the first wins.
+   */
+  async filter(
+    candidates: readonly Task[],
+    known: readonly Task[],
+    signal?: AbortSignal,
+  ): Promise<DeduplicationResult> {
+    const accepted: Task[] = [];
+    const rejected: Array<{ position: number; rejection: TaskRejection }> = [];
+    const seen = new Map<string, string>();
+    for (const task of known) seen.set(normalizeInstruction(task.instruction), task.instruction);
+
+    const exactSurvivors: Array<{ position: number; candidate: Task }> = [];
+    candidates.forEach((candidate, position) => {
+      const key = normalizeInstruction(candidate.instruction);
+      const duplicateOf = seen.get(key);
+      if (duplicateOf !== undefined) {
+        rejected.push({
+          position,
+          rejection: {
+            reason: 'exact-duplicate',
+            parentId: candidate.parentId ?? candidate.id,
+            instruction: candidate.instruction,
+            detail: `same instruction as "${duplicateOf}"`,
+            duplicateOf,
+          },
+        });
+        return;
+      }
+      seen.set(key, candidate.instruction);
+      exactSurvivors.push({ position, candidate });
+    });
+    const result = (): DeduplicationResult => ({
+      accepted,
+      // Rejections are reported in candidate order, whichever stage caught them.
+      rejected: rejected.sort((a, b) => a.position - b.position).map(({ rejection }) => rejection),
+    });
+    if (!this.embedder || exactSurvivors.length === 0) {
+      accepted.push(...exactSurvivors.map(({ candidate }) => candidate));
+      return result();
+    }
+
+    await this.embedMissing(
+      [...known, ...exactSurvivors.map(({ candidate }) => candidate)],
+      signal,
+    );
+    const reference: Array<{ instruction: string; vector: Float32Array }> = known.map((task) => ({
+      instruction: task.instruction,
+      vector: this.vectorOf(task.instruction),
+    }));
+    for (const { position, candidate } of exactSurvivors) {
+      const vector = this.vectorOf(candidate.instruction);
+      let best = -1;
+      let bestInstruction = '';
+      for (const other of reference) {
+        const similarity = cosine(vector, other.vector);
+        if (similarity > best) {
+          best = similarity;
+          bestInstruction = other.instruction;
+        }
+      }
+      if (best >= this.similarityThreshold) {
+        rejected.push({
+          position,
+          rejection: {
+            reason: 'near-duplicate',
+            parentId: candidate.parentId ?? candidate.id,
+            instruction: candidate.instruction,
+            detail: `cosine similarity ${best.toFixed(3)} >= ${this.similarityThreshold} to "${bestInstruction}"`,
+            duplicateOf: bestInstruction,
+            similarity: best,
+          },
+        });
+        continue;
+      }
+      accepted.push(candidate);
+      reference.push({ instruction: candidate.instruction, vector });
+    }
+    return result();
+  }
+
+  private vectorOf(instruction: string): Float32Array {
+    return this.embeddings.get(normalizeInstruction(instruction))!;
+  }
+
+  private async embedMissing(tasks: readonly Task[], signal?: AbortSignal): Promise<void> {
+    const missing = [
+      ...new Set(
+        tasks
+          .map((task) => normalizeInstruction(task.instruction))
+          .filter((key) => !this.embeddings.has(key)),
+      ),
+    ];
+    if (missing.length === 0) return;
+    signal?.throwIfAborted();
+    const embedder = this.embedder!;
+    const vectors = await embedder.embed(missing);
+    if (vectors.length !== missing.length) {
+      throw new ModelError(
+        `Embedder ${embedder.id} returned ${vectors.length} vectors for ${missing.length} instructions; an embedder must return one vector per text.`,
+      );
+    }
+    missing.forEach((key, index) => {
+      this.embeddings.set(key, vectors[index]!);
+    });
+  }
+}
