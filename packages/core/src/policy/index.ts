@@ -1,1 +1,35 @@
-export {};
+/**
+ * Policies: the `Policy` contract, the embedded `LinearSoftmaxPolicy` and the LLM-backed
+ * `ChatModelPolicy`.
+ */
+
+export { type AdamConfig, AdamOptimizer, type AdamOptions, resolveAdamOptions } from './adam.js';
+export {
+  type AgentPromptOptions,
+  buildAgentMessages,
+  extractTaggedAction,
+  formatAgentAction,
+} from './agent-prompt.js';
+export {
+  ChatModelPolicy,
+  type ChatModelPolicyOptions,
+  type ChatModelPolicyStats,
+  type InvalidActionFallback,
+  spanLogprob,
+} from './chat-model-policy.js';
+export {
+  LinearSoftmaxPolicy,
+  type LinearSoftmaxPolicyHeader,
+  type LinearSoftmaxPolicyOptions,
+  type LinearSoftmaxPolicyState,
+  type PreparedDecision,
+} from './linear-softmax-policy.js';
+export {
+  candidateActionsOf,
+  type Policy,
+  type PolicyContext,
+  type PolicyDecision,
+  type PolicySample,
+  type TrainablePolicy,
+} from './policy.js';
+export { entropyOf, logSoftmax, softmaxLogitGradient } from './softmax.js';

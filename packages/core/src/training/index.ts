@@ -1,1 +1,67 @@
-export {};
+/**
+ * Training: rollout collection, advantage estimators, the PPO loss, `GrpoTrainer`,
+ * `PpoTrainer`, and exporters of rollouts with advantages for Python trainers.
+ */
+export {
+  broadcastToSteps,
+  discountedReturns,
+  drGrpoAdvantages,
+  type GaeInput,
+  type GroupNormalizationOptions,
+  gaeAdvantages,
+  groupNormalizedAdvantages,
+  grpoAdvantages,
+  whiten,
+} from './advantages.js';
+export {
+  type ArtTrajectoryGroupRecord,
+  ArtTrajectoryGroupRecordSchema,
+  ArtTrajectorySchema,
+  type ExportOptions,
+  exportArt,
+  exportTrl,
+  exportVerl,
+  type TrlStepRecord,
+  TrlStepRecordSchema,
+  toArtRecords,
+  toTrlRecords,
+  toVerlRecords,
+  type VerlStepRecord,
+  VerlStepRecordSchema,
+} from './exporters.js';
+export { GrpoTrainer, type GrpoTrainerOptions } from './grpo-trainer.js';
+export {
+  LinearValueFunction,
+  type LinearValueFunctionOptions,
+  type LinearValueFunctionState,
+} from './linear-value-function.js';
+export {
+  type AdvantageEstimate,
+  PolicyGradientTrainer,
+  type PolicyGradientTrainerOptions,
+  rolloutSamples,
+  type ScoredRollout,
+  type TrainingSample,
+  type UpdateMetrics,
+} from './policy-gradient-trainer.js';
+export {
+  clippedSurrogate,
+  k3KlDivergence,
+  type PpoLossConfig,
+  type PpoLossOptions,
+  type PpoStepInput,
+  type PpoStepLoss,
+  ppoStepLoss,
+  resolvePpoLossOptions,
+  type SurrogateTerm,
+} from './ppo-loss.js';
+export { PpoTrainer, type PpoTrainerOptions } from './ppo-trainer.js';
+export {
+  type CollectOptions,
+  collectRollouts,
+  type Rollout,
+  RolloutCollector,
+  type RolloutCollectorOptions,
+  type RolloutStep,
+  rolloutToTrajectory,
+} from './rollout.js';

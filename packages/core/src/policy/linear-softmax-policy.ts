@@ -1,0 +1,487 @@
+/**
+ * `LinearSoftmaxPolicy`: the embedded default policy. A softmax over the candidate actions,
+ * each scored by a linear function of hashed sparse features of
+ * (task-instruction token x action token), (state token x action token),
+ * (recent action x action) and the action itself. Exact log-probabilities, entropies and
+ * gradients; Adam; save/load with the optimiser state; trains on a CPU core.
+ */
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { CheckpointError, ConfigError } from '../errors.js';
+import type { Observation, Task } from '../mdp/schemas.js';
+import { type RandomState, SeededRandom } from '../random/seeded-random.js';
+import { type AdamConfig, AdamOptimizer, type AdamOptions } from './adam.js';
+import {
+  combineHashes,
+  FeatureNamespace,
+  hashText,
+  hashTokens,
+  tokenize,
+} from './hashed-features.js';
+import {
+  candidateActionsOf,
+  type Policy,
+  type PolicyContext,
+  type PolicyDecision,
+  type PolicySample,
+  type TrainablePolicy,
+} from './policy.js';
+import { entropyOf, logSoftmax, softmaxLogitGradient } from './softmax.js';
+
+/** Options of {@link LinearSoftmaxPolicy}. */
+export interface LinearSoftmaxPolicyOptions {
+  /** Seeds weight initialisation and is the default sampling stream. */
+  random: SeededRandom;
+  /** The weight vector has 2^hashBits entries. Default 18 (262,144 weights, 1 MiB). */
+  hashBits?: number;
+  /** How many of the most recent actions are features. Default 2. */
+  historyWindow?: number;
+  /** Standard deviation of the initial weights; 0 (default) starts from the uniform policy. */
+  initScale?: number;
+  /** Adam hyper-parameters. Default learning rate 0.05. */
+  optimizer?: AdamOptions;
+  /** Identifies the policy in logs and exports. Default `linear-softmax`. */
+  id?: string;
+  /** Most (state, action) feature lists kept in the cache before it is cleared. Default 200,000. */
+  cacheSize?: number;
+}
+
+/** Features of every candidate at one decision, and the index of the action taken. */
+export interface PreparedDecision {
+  /** Hashed feature indices of each candidate action (each feature has value 1). */
+  features: readonly Int32Array[];
+  /** Index of the action taken among the candidates (-1 when preparing to act). */
+  actionIndex: number;
+}
+
+/** A policy's weights, optimiser state and configuration, for in-memory checkpoints. */
+export interface LinearSoftmaxPolicyState {
+  header: LinearSoftmaxPolicyHeader;
+  weights: Float32Array;
+  adamM: Float32Array;
+  adamV: Float32Array;
+}
+
+/** The JSON header of a saved policy. */
+export interface LinearSoftmaxPolicyHeader {
+  format: 'dreamgym-linear-softmax-policy';
+  version: 1;
+  id: string;
+  hashBits: number;
+  historyWindow: number;
+  optimizer: AdamConfig;
+  adamSteps: number;
+  random: RandomState;
+}
+
+const MAGIC = 'DGLSPOL1';
+
+/** Shared by a policy and its snapshots, which score features identically. */
+class FeatureCache {
+  private readonly tokens = new Map<string, Uint32Array>();
+  private readonly decisions = new Map<string, Int32Array>();
+  constructor(private readonly limit: number) {}
+
+  tokenHashes(text: string, namespace: number): Uint32Array {
+    const key = `${namespace}\u0001${text}`;
+    let hashes = this.tokens.get(key);
+    if (!hashes) {
+      if (this.tokens.size >= this.limit) this.tokens.clear();
+      hashes = hashTokens(tokenize(text), namespace);
+      this.tokens.set(key, hashes);
+    }
+    return hashes;
+  }
+
+  features(key: string, build: () => Int32Array): Int32Array {
+    let features = this.decisions.get(key);
+    if (!features) {
+      // Clearing wholesale keeps the cache O(1) per lookup; rebuilding is cheap.
+      if (this.decisions.size >= this.limit) this.decisions.clear();
+      features = build();
+      this.decisions.set(key, features);
+    }
+    return features;
+  }
+}
+
+/** The embedded default policy. */
+export class LinearSoftmaxPolicy implements Policy, TrainablePolicy<PreparedDecision> {
+  readonly id: string;
+  readonly hashBits: number;
+  readonly historyWindow: number;
+  /** The weights, one per hashed feature. */
+  readonly weights: Float32Array;
+  private readonly optimizer: AdamOptimizer;
+  private readonly random: SeededRandom;
+  private readonly cache: FeatureCache;
+  private readonly mask: number;
+  private readonly gradient: Float64Array;
+  private readonly touched: number[] = [];
+  private readonly touchedMark: Uint8Array;
+  private frozen = false;
+
+  constructor(options: LinearSoftmaxPolicyOptions) {
+    const hashBits = options.hashBits ?? 18;
+    if (!Number.isInteger(hashBits) || hashBits < 4 || hashBits > 26) {
+      throw new ConfigError('policy.hashBits must be an integer in [4, 26].', {
+        field: 'policy.hashBits',
+      });
+    }
+    const historyWindow = options.historyWindow ?? 2;
+    if (!Number.isInteger(historyWindow) || historyWindow < 0) {
+      throw new ConfigError('policy.historyWindow must be a non-negative integer.', {
+        field: 'policy.historyWindow',
+      });
+    }
+    this.id = options.id ?? 'linear-softmax';
+    this.hashBits = hashBits;
+    this.historyWindow = historyWindow;
+    this.mask = (1 << hashBits) - 1;
+    const size = 1 << hashBits;
+    this.weights = new Float32Array(size);
+    this.optimizer = new AdamOptimizer(size, { learningRate: 0.05, ...options.optimizer });
+    this.random = options.random;
+    this.cache = new FeatureCache(options.cacheSize ?? 200_000);
+    this.gradient = new Float64Array(size);
+    this.touchedMark = new Uint8Array(size);
+    const initScale = options.initScale ?? 0;
+    if (initScale > 0) {
+      const init = options.random.fork('linear-softmax-init');
+      for (let index = 0; index < size; index += 1) this.weights[index] = initScale * init.normal();
+    }
+  }
+
+  /** Hyper-parameters of the optimiser. */
+  get optimizerConfig(): AdamConfig {
+    return this.optimizer.config;
+  }
+
+  /** Number of optimiser steps taken so far. */
+  get updates(): number {
+    return this.optimizer.steps;
+  }
+
+  async act(observation: Observation, context: PolicyContext): Promise<PolicyDecision> {
+    const candidates = candidateActionsOf(observation, context.candidates);
+    const prepared = this.prepareCandidates(
+      context.task,
+      observation,
+      context.history.map((step) => step.action),
+      candidates,
+    );
+    const logProbabilities = this.logProbabilities(prepared);
+    let index = 0;
+    if (context.greedy) {
+      for (let other = 1; other < logProbabilities.length; other += 1) {
+        if (logProbabilities[other]! > logProbabilities[index]!) index = other;
+      }
+    } else {
+      const probabilities = logProbabilities.map((logp) => Math.exp(logp));
+      index = (context.random ?? this.random).weightedIndex(probabilities);
+    }
+    return { action: candidates[index]!, logprob: logProbabilities[index]! };
+  }
+
+  /** pi(.|s) over the candidates at `observation`, as log-probabilities in candidate order. */
+  distribution(
+    observation: Observation,
+    context: Pick<PolicyContext, 'task' | 'history' | 'candidates'>,
+  ): { candidates: readonly string[]; logProbabilities: Float64Array } {
+    const candidates = candidateActionsOf(observation, context.candidates);
+    const prepared = this.prepareCandidates(
+      context.task,
+      observation,
+      context.history.map((step) => step.action),
+      candidates,
+    );
+    return { candidates, logProbabilities: this.logProbabilities(prepared) };
+  }
+
+  prepare(sample: PolicySample): PreparedDecision {
+    const prepared = this.prepareCandidates(
+      sample.task,
+      sample.observation,
+      sample.previousActions,
+      sample.candidates,
+    );
+    const actionIndex = sample.candidates.indexOf(sample.action);
+    if (actionIndex < 0) {
+      throw new ConfigError(
+        `Action "${sample.action}" of task ${sample.task.id} is not among its candidates (${sample.candidates.join(' | ')}); the embedded policy can only score actions it chose from.`,
+        { field: 'action' },
+      );
+    }
+    return { features: prepared.features, actionIndex };
+  }
+
+  evaluate(prepared: PreparedDecision): { logprob: number; entropy: number } {
+    const logProbabilities = this.logProbabilities(prepared);
+    return {
+      logprob: logProbabilities[prepared.actionIndex]!,
+      entropy: entropyOf(logProbabilities),
+    };
+  }
+
+  /** log pi(candidate | s) for every candidate of `prepared`. */
+  logProbabilities(prepared: PreparedDecision): Float64Array {
+    const logits = new Float64Array(prepared.features.length);
+    for (let index = 0; index < logits.length; index += 1) {
+      const features = prepared.features[index]!;
+      let sum = 0;
+      for (let position = 0; position < features.length; position += 1) {
+        sum += this.weights[features[position]!]!;
+      }
+      logits[index] = sum;
+    }
+    return logSoftmax(logits);
+  }
+
+  accumulateGradient(prepared: PreparedDecision, dLogprob: number, dEntropy: number): void {
+    if (dLogprob === 0 && dEntropy === 0) return;
+    const logitGradient = softmaxLogitGradient(
+      this.logProbabilities(prepared),
+      prepared.actionIndex,
+      dLogprob,
+      dEntropy,
+    );
+    for (let index = 0; index < logitGradient.length; index += 1) {
+      const g = logitGradient[index]!;
+      if (g === 0) continue;
+      const features = prepared.features[index]!;
+      for (let position = 0; position < features.length; position += 1) {
+        const feature = features[position]!;
+        this.gradient[feature] = this.gradient[feature]! + g;
+        if (this.touchedMark[feature] === 0) {
+          this.touchedMark[feature] = 1;
+          this.touched.push(feature);
+        }
+      }
+    }
+  }
+
+  /** The buffered gradient (dense view; non-zero only at touched features). */
+  gradientBuffer(): Float64Array {
+    return this.gradient;
+  }
+
+  zeroGradient(): void {
+    for (const feature of this.touched) {
+      this.gradient[feature] = 0;
+      this.touchedMark[feature] = 0;
+    }
+    this.touched.length = 0;
+  }
+
+  applyGradient(options: { maxGradNorm?: number; learningRate?: number } = {}): {
+    gradNorm: number;
+  } {
+    if (this.frozen) {
+      throw new ConfigError(`Policy ${this.id} is a frozen snapshot and cannot be updated.`);
+    }
+    let squared = 0;
+    for (const feature of this.touched) squared += this.gradient[feature]! ** 2;
+    const gradNorm = Math.sqrt(squared);
+    if (options.maxGradNorm !== undefined && gradNorm > options.maxGradNorm && gradNorm > 0) {
+      const scale = options.maxGradNorm / gradNorm;
+      for (const feature of this.touched) this.gradient[feature] = this.gradient[feature]! * scale;
+    }
+    this.optimizer.step(this.weights, this.gradient, options.learningRate);
+    this.zeroGradient();
+    return { gradNorm };
+  }
+
+  snapshot(): LinearSoftmaxPolicy {
+    const copy = Object.create(LinearSoftmaxPolicy.prototype) as LinearSoftmaxPolicy;
+    Object.assign(copy, this, {
+      id: `${this.id}@${this.optimizer.steps}`,
+      weights: Float32Array.from(this.weights),
+      optimizer: new AdamOptimizer(0, this.optimizer.config),
+      gradient: new Float64Array(0),
+      touched: [],
+      touchedMark: new Uint8Array(0),
+      frozen: true,
+    });
+    return copy;
+  }
+
+  /** Weights, optimiser moments and configuration, for in-memory checkpoints. */
+  exportState(): LinearSoftmaxPolicyState {
+    return {
+      header: {
+        format: 'dreamgym-linear-softmax-policy',
+        version: 1,
+        id: this.id,
+        hashBits: this.hashBits,
+        historyWindow: this.historyWindow,
+        optimizer: { ...this.optimizer.config },
+        adamSteps: this.optimizer.steps,
+        random: this.random.getState(),
+      },
+      weights: Float32Array.from(this.weights),
+      adamM: Float32Array.from(this.optimizer.m),
+      adamV: Float32Array.from(this.optimizer.v),
+    };
+  }
+
+  /** Rebuilds a policy from {@link LinearSoftmaxPolicy.exportState}, optimiser and RNG included. */
+  static fromState(state: LinearSoftmaxPolicyState): LinearSoftmaxPolicy {
+    const { header } = state;
+    const size = 1 << header.hashBits;
+    for (const [name, array] of [
+      ['weights', state.weights],
+      ['adamM', state.adamM],
+      ['adamV', state.adamV],
+    ] as const) {
+      if (array.length !== size) {
+        throw new CheckpointError(
+          `Policy state ${name} has ${array.length} values; hashBits ${header.hashBits} needs ${size}.`,
+        );
+      }
+    }
+    const policy = new LinearSoftmaxPolicy({
+      random: SeededRandom.fromState(header.random),
+      hashBits: header.hashBits,
+      historyWindow: header.historyWindow,
+      optimizer: header.optimizer,
+      id: header.id,
+    });
+    policy.weights.set(state.weights);
+    policy.optimizer.m.set(state.adamM);
+    policy.optimizer.v.set(state.adamV);
+    policy.optimizer.steps = header.adamSteps;
+    return policy;
+  }
+
+  /**
+   * Writes the policy to one binary file: the 8-byte magic `DGLSPOL1`, a little-endian
+   * uint32 header length, the JSON header ({@link LinearSoftmaxPolicyHeader}) padded with
+   * spaces to a multiple of 4 bytes, then three little-endian Float32Arrays of 2^hashBits
+   * values: weights, Adam first moments, Adam second moments. Written atomically.
+   */
+  async save(file: string): Promise<void> {
+    const state = this.exportState();
+    let headerText = JSON.stringify(state.header);
+    while ((12 + Buffer.byteLength(headerText)) % 4 !== 0) headerText += ' ';
+    const headerBytes = Buffer.from(headerText, 'utf8');
+    const prefix = Buffer.alloc(12);
+    prefix.write(MAGIC, 0, 'latin1');
+    prefix.writeUInt32LE(headerBytes.length, 8);
+    const arrays = [state.weights, state.adamM, state.adamV].map((array) =>
+      Buffer.from(array.buffer, array.byteOffset, array.byteLength),
+    );
+    await mkdir(dirname(file), { recursive: true });
+    const temporary = `${file}.${process.pid}.tmp`;
+    try {
+      await writeFile(temporary, Buffer.concat([prefix, headerBytes, ...arrays]));
+      await rename(temporary, file);
+    } catch (error) {
+      await rm(temporary, { force: true });
+      throw error;
+    }
+  }
+
+  /** Reads a policy written by {@link LinearSoftmaxPolicy.save}; throws a `CheckpointError` saying what is wrong. */
+  static async load(file: string): Promise<LinearSoftmaxPolicy> {
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(file);
+    } catch (error) {
+      throw new CheckpointError(`Cannot read policy file ${file}: ${(error as Error).message}`, {
+        path: file,
+        cause: error,
+      });
+    }
+    if (bytes.length < 12 || bytes.toString('latin1', 0, 8) !== MAGIC) {
+      throw new CheckpointError(
+        `${file} is not a LinearSoftmaxPolicy file (missing the ${MAGIC} magic); save one with policy.save().`,
+        { path: file },
+      );
+    }
+    const headerLength = bytes.readUInt32LE(8);
+    let header: LinearSoftmaxPolicyHeader;
+    try {
+      header = JSON.parse(bytes.toString('utf8', 12, 12 + headerLength));
+    } catch (error) {
+      throw new CheckpointError(`${file}: the policy header is not valid JSON.`, {
+        path: file,
+        cause: error,
+      });
+    }
+    if (header.format !== 'dreamgym-linear-softmax-policy' || header.version !== 1) {
+      throw new CheckpointError(
+        `${file}: unsupported policy format ${String(header.format)} version ${String(header.version)}.`,
+        { path: file },
+      );
+    }
+    const size = 1 << header.hashBits;
+    const start = 12 + headerLength;
+    if (bytes.length !== start + 3 * 4 * size) {
+      throw new CheckpointError(
+        `${file}: expected ${start + 12 * size} bytes for hashBits ${header.hashBits}, found ${bytes.length}; the file is truncated or corrupt.`,
+        { path: file },
+      );
+    }
+    // Copy out of the Buffer: its offset in Node's pool need not be 4-byte aligned.
+    const arrays = [0, 1, 2].map((part) => {
+      const slice = bytes.subarray(start + part * 4 * size, start + (part + 1) * 4 * size);
+      return new Float32Array(Uint8Array.from(slice).buffer);
+    });
+    return LinearSoftmaxPolicy.fromState({
+      header,
+      weights: arrays[0]!,
+      adamM: arrays[1]!,
+      adamV: arrays[2]!,
+    });
+  }
+
+  /** Feature lists of every candidate, cached per (task, state, recent actions, action). */
+  private prepareCandidates(
+    task: Task,
+    observation: Observation,
+    previousActions: readonly string[],
+    candidates: readonly string[],
+  ): PreparedDecision {
+    if (candidates.length === 0) {
+      throw new ConfigError(
+        `No candidate actions at a step of task ${task.id}: the observation lists no actions and no candidates were given. Pass the adapter's candidateActions to the rollout collector.`,
+        { field: 'candidates' },
+      );
+    }
+    const recent = previousActions.slice(Math.max(0, previousActions.length - this.historyWindow));
+    const prefix = `${task.instruction}\u0001${observation.text}\u0001${recent.join('\u0002')}\u0001`;
+    const features = candidates.map((action) =>
+      this.cache.features(prefix + action, () =>
+        this.buildFeatures(task.instruction, observation.text, recent, action),
+      ),
+    );
+    return { features, actionIndex: -1 };
+  }
+
+  private buildFeatures(
+    instruction: string,
+    state: string,
+    recent: readonly string[],
+    action: string,
+  ): Int32Array {
+    const taskTokens = this.cache.tokenHashes(instruction, FeatureNamespace.taskAction);
+    const stateTokens = this.cache.tokenHashes(state, FeatureNamespace.stateAction);
+    const actionTokens = this.cache.tokenHashes(action, FeatureNamespace.actionToken);
+    const actionHash = hashText(action.trim().toLowerCase(), FeatureNamespace.action);
+    const out: number[] = [actionHash & this.mask];
+    for (const token of actionTokens) out.push(token & this.mask);
+    for (const actionToken of actionTokens) {
+      for (const token of taskTokens) out.push(combineHashes(token, actionToken) & this.mask);
+      for (const token of stateTokens) out.push(combineHashes(token, actionToken) & this.mask);
+    }
+    for (let position = 0; position < recent.length; position += 1) {
+      // Distance from now matters: "took the key last step" differs from "two steps ago".
+      const previous = hashText(
+        `${recent.length - position}\u0001${recent[position]!.trim().toLowerCase()}`,
+        FeatureNamespace.historyAction,
+      );
+      out.push(combineHashes(previous, actionHash) & this.mask);
+    }
+    return Int32Array.from(out);
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * Atomic, verified checkpoints of a training run.
+ *
+ * A checkpoint is a folder `checkpoints/<name>/` of named parts (policy weights, optimiser
+ * state, curriculum, RNG state, counters...) plus a `manifest.json` with each part's
+ * SHA-256. It is written into a temporary folder and renamed into place only when complete,
+ * and `checkpoints/LATEST` (itself replaced by rename) names the newest one, so a crash at
+ * any moment leaves either the previous checkpoint or the new one, never half of one.
+ */
+import { createHash } from 'node:crypto';
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { CheckpointError } from '../errors.js';
+
+const ManifestSchema = z.object({
+  format: z.literal('dreamgym-checkpoint/1'),
+  name: z.string().min(1),
+  createdAt: z.string(),
+  parts: z.record(
+    z.string(),
+    z.object({ file: z.string(), sha256: z.string(), bytes: z.number() }),
+  ),
+});
+type Manifest = z.infer<typeof ManifestSchema>;
+
+/** A checkpoint's parts: raw bytes, or JSON-serialisable values. */
+export type CheckpointParts = Record<string, Uint8Array | unknown>;
+
+/** A loaded checkpoint. */
+export interface LoadedCheckpoint {
+  name: string;
+  /** Reads a part saved as bytes. */
+  bytes(part: string): Uint8Array;
+  /** Reads a part saved as a JSON value. */
+  json<T = unknown>(part: string): T;
+  /** Names of the stored parts. */
+  parts(): string[];
+}
+
+function sha256(data: Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+async function writeDurably(path: string, data: Uint8Array | string): Promise<void> {
+  const handle = await open(path, 'w');
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+const PART_NAME = /^[a-z][a-z0-9-]*$/;
+
+/** Saves and loads checkpoints under `<directory>/`. */
+export class CheckpointStore {
+  /**
+   * @param directory folder holding the checkpoints (created on first save)
+   * @param keep how many checkpoints to keep; older ones are deleted after each save
+   */
+  constructor(
+    readonly directory: string,
+    private readonly keep = 3,
+  ) {
+    if (!Number.isInteger(keep) || keep < 1)
+      throw new RangeError('keep must be a positive integer.');
+  }
+
+  /** Writes a checkpoint atomically and makes it the latest. */
+  async save(name: string, parts: CheckpointParts): Promise<void> {
+    if (!/^[A-Za-z0-9_.-]+$/.test(name))
+      throw new CheckpointError(`Invalid checkpoint name "${name}".`);
+    await mkdir(this.directory, { recursive: true });
+    const final = join(this.directory, name);
+    const temporary = join(this.directory, `.${name}.tmp-${process.pid}`);
+    await rm(temporary, { recursive: true, force: true });
+    await mkdir(temporary);
+    const manifest: Manifest = {
+      format: 'dreamgym-checkpoint/1',
+      name,
+      createdAt: new Date().toISOString(),
+      parts: {},
+    };
+    for (const [part, value] of Object.entries(parts)) {
+      if (!PART_NAME.test(part))
+        throw new CheckpointError(`Invalid checkpoint part name "${part}".`);
+      const isBytes = value instanceof Uint8Array;
+      const data = isBytes ? value : Buffer.from(JSON.stringify(value));
+      const file = `${part}.${isBytes ? 'bin' : 'json'}`;
+      await writeDurably(join(temporary, file), data);
+      manifest.parts[part] = { file, sha256: sha256(data), bytes: data.byteLength };
+    }
+    await writeDurably(join(temporary, 'manifest.json'), JSON.stringify(manifest, null, 2));
+    await rm(final, { recursive: true, force: true });
+    await rename(temporary, final);
+    const latestTemporary = join(this.directory, `.LATEST.tmp-${process.pid}`);
+    await writeDurably(latestTemporary, name);
+    await rename(latestTemporary, join(this.directory, 'LATEST'));
+    await this.prune(name);
+  }
+
+  /** The latest checkpoint's name, or undefined when there is none. */
+  async latestName(): Promise<string | undefined> {
+    try {
+      return (await readFile(join(this.directory, 'LATEST'), 'utf8')).trim() || undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Loads and verifies a checkpoint (default: the latest). Throws a `CheckpointError` that
+   * names the damaged file when a part is missing or its checksum does not match.
+   */
+  async load(name?: string): Promise<LoadedCheckpoint | undefined> {
+    const chosen = name ?? (await this.latestName());
+    if (chosen === undefined) return undefined;
+    const folder = join(this.directory, chosen);
+    const manifestPath = join(folder, 'manifest.json');
+    let manifest: Manifest;
+    try {
+      manifest = ManifestSchema.parse(JSON.parse(await readFile(manifestPath, 'utf8')));
+    } catch (error) {
+      throw new CheckpointError(
+        `Checkpoint ${folder} is corrupt: its manifest cannot be read (${(error as Error).message}). Delete the folder to resume from an earlier checkpoint, or start a new run.`,
+        { path: manifestPath, cause: error },
+      );
+    }
+    const data = new Map<string, Uint8Array>();
+    for (const [part, entry] of Object.entries(manifest.parts)) {
+      const path = join(folder, entry.file);
+      let bytes: Uint8Array;
+      try {
+        bytes = await readFile(path);
+      } catch (error) {
+        throw new CheckpointError(`Checkpoint part ${path} is missing.`, { path, cause: error });
+      }
+      if (sha256(bytes) !== entry.sha256) {
+        throw new CheckpointError(
+          `Checkpoint part ${path} is corrupt (checksum mismatch: ${bytes.byteLength} bytes, expected ${entry.bytes}). Delete ${folder} to resume from an earlier checkpoint.`,
+          { path },
+        );
+      }
+      data.set(part, bytes);
+    }
+    const get = (part: string): Uint8Array => {
+      const bytes = data.get(part);
+      if (!bytes)
+        throw new CheckpointError(`Checkpoint ${folder} has no part "${part}".`, { path: folder });
+      return bytes;
+    };
+    return {
+      name: chosen,
+      bytes: get,
+      json: <T>(part: string) => JSON.parse(Buffer.from(get(part)).toString('utf8')) as T,
+      parts: () => [...data.keys()],
+    };
+  }
+
+  private async prune(current: string): Promise<void> {
+    const entries = (await readdir(this.directory, { withFileTypes: true }))
+      .filter((entry) => entry.isDirectory() && !entry.name.startsWith('.'))
+      .map((entry) => entry.name)
+      .sort();
+    const stale = entries
+      .filter((entry) => entry !== current)
+      .slice(0, Math.max(0, entries.length - this.keep));
+    for (const entry of stale)
+      await rm(join(this.directory, entry), { recursive: true, force: true });
+  }
+}
+
+/** Writes a small file atomically (temporary file, fsync, rename). */
+export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+  const temporary = `${path}.tmp-${process.pid}`;
+  await writeDurably(temporary, data);
+  await rename(temporary, path);
+}

@@ -1,0 +1,361 @@
+/**
+ * The rollout-and-update path shared by {@link GrpoTrainer} and {@link PpoTrainer}: collect
+ * groups of rollouts, score every step with an advantage estimator, then optimise the clipped
+ * PPO objective (with KL to a frozen reference and an entropy bonus) for some epochs over
+ * shuffled mini-batches of steps. The trainers differ only in the advantage estimator and
+ * in fitting a value function.
+ */
+import { ConfigError } from '../errors.js';
+import type { Environment } from '../mdp/environment.js';
+import type { Observation, Step, Task } from '../mdp/schemas.js';
+import type { PolicySample, TrainablePolicy } from '../policy/policy.js';
+import type { SeededRandom } from '../random/seeded-random.js';
+import {
+  type PpoLossConfig,
+  type PpoLossOptions,
+  ppoStepLoss,
+  resolvePpoLossOptions,
+} from './ppo-loss.js';
+import { type Rollout, RolloutCollector } from './rollout.js';
+
+/** Options shared by every policy-gradient trainer. */
+export interface PolicyGradientTrainerOptions {
+  /** The policy to train (the embedded {@link LinearSoftmaxPolicy}, or any `TrainablePolicy`). */
+  policy: TrainablePolicy;
+  /** Creates one environment instance (real or synthetic); reused across iterations. */
+  environmentFactory: () => Environment | Promise<Environment>;
+  /** The training tasks. */
+  tasks: readonly Task[];
+  /** The only source of randomness: task sampling, episode sampling, mini-batch order. */
+  random: SeededRandom;
+  /** Candidate actions where observations do not list them (`DomainAdapter.candidateActions`). */
+  candidateActions?: (observation: Observation, history: readonly Step[]) => string[];
+  /** Steps after which an episode is cut off. */
+  maxSteps: number;
+  /** Environment instances stepping at once. Default 8. */
+  concurrency?: number;
+  /** Tasks sampled (without replacement) per iteration. Default: all tasks. */
+  tasksPerIteration?: number;
+  /** Rollouts per task per iteration (the group size). Default 8 for GRPO, 1 for PPO. */
+  rolloutsPerTask?: number;
+  /** Passes over each iteration's steps. Default 1. */
+  epochs?: number;
+  /** Steps per gradient step. Default: all of the iteration's steps in one batch. */
+  miniBatchSize?: number;
+  /** Clip ranges, dual clip, KL and entropy coefficients. */
+  loss?: PpoLossOptions;
+  /** Clip the gradient's global L2 norm to this. Default 1. */
+  maxGradNorm?: number;
+  /** Overrides the policy optimiser's learning rate. */
+  learningRate?: number;
+  /**
+   * The frozen reference of the KL term. Default: a snapshot of the policy when the trainer
+   * is created, taken only when `loss.klCoefficient > 0`.
+   */
+  referencePolicy?: TrainablePolicy;
+}
+
+/** Figures of one training iteration. */
+export interface UpdateMetrics {
+  /** 1-based iteration number. */
+  iteration: number;
+  episodes: number;
+  steps: number;
+  /** Mean episode reward (sum of step rewards) of the iteration's rollouts. */
+  meanReward: number;
+  /** Share of the iteration's rollouts that succeeded. */
+  successRate: number;
+  meanEpisodeLength: number;
+  /** Mean over all mini-batch evaluations of the total loss, and its parts. */
+  loss: number;
+  policyLoss: number;
+  /** Mean k3 estimate of KL(pi || ref) (0 when there is no KL term). */
+  kl: number;
+  /** Mean policy entropy at the visited states. */
+  entropy: number;
+  /** Share of step evaluations where the clip was active. */
+  clipFraction: number;
+  /** Mean global gradient norm before clipping, over the iteration's gradient steps. */
+  gradNorm: number;
+  /** Mean absolute advantage of the iteration's steps. */
+  meanAbsAdvantage: number;
+  /** Mean squared error of the value function (PPO only). */
+  valueLoss?: number;
+  /** Seconds spent collecting rollouts, and updating. */
+  rolloutSeconds: number;
+  updateSeconds: number;
+}
+
+/** One step of an iteration's batch, as the update sees it. */
+export interface TrainingSample {
+  rolloutIndex: number;
+  stepIndex: number;
+  sample: PolicySample;
+  prepared: unknown;
+}
+
+/** An iteration's rollouts with the advantages of their steps, as the exporters take them. */
+export interface ScoredRollout {
+  rollout: Rollout;
+  /** Advantage of each step. */
+  advantages: number[];
+  /** Return targets of each step, where the estimator has them (GAE). */
+  returns?: number[];
+  /** log pi_old of each step under the weights that collected the rollout. */
+  oldLogprobs?: number[];
+  /** log pi_ref of each step, when there is a KL reference. */
+  referenceLogprobs?: number[];
+}
+
+/** What an advantage estimator returns for an iteration's steps (in batch order). */
+export interface AdvantageEstimate {
+  advantages: number[];
+  returns?: number[];
+}
+
+function positiveInteger(value: number | undefined, fallback: number, field: string): number {
+  const resolved = value ?? fallback;
+  if (!Number.isInteger(resolved) || resolved < 1) {
+    throw new ConfigError(`${field} must be a positive integer, got ${resolved}.`, { field });
+  }
+  return resolved;
+}
+
+/** Flattens rollouts into per-step policy samples, in rollout then step order. */
+export function rolloutSamples(rollouts: readonly Rollout[]): Omit<TrainingSample, 'prepared'>[] {
+  const samples: Omit<TrainingSample, 'prepared'>[] = [];
+  rollouts.forEach((rollout, rolloutIndex) => {
+    const previousActions: string[] = [];
+    rollout.steps.forEach((step, stepIndex) => {
+      samples.push({
+        rolloutIndex,
+        stepIndex,
+        sample: {
+          task: rollout.task,
+          observation: step.observation,
+          previousActions: [...previousActions],
+          candidates: step.candidates,
+          action: step.action,
+        },
+      });
+      previousActions.push(step.action);
+    });
+  });
+  return samples;
+}
+
+/** The shared rollout-and-update loop; subclasses supply the advantage estimator. */
+export abstract class PolicyGradientTrainer {
+  readonly policy: TrainablePolicy;
+  readonly referencePolicy: TrainablePolicy | undefined;
+  protected readonly random: SeededRandom;
+  protected readonly lossConfig: PpoLossConfig;
+  private readonly collector: RolloutCollector;
+  private readonly tasks: readonly Task[];
+  private readonly tasksPerIteration: number;
+  private readonly rolloutsPerTask: number;
+  private readonly epochs: number;
+  private readonly miniBatchSize: number | undefined;
+  private readonly maxGradNorm: number | undefined;
+  private readonly learningRate: number | undefined;
+  private iterations = 0;
+  private latest: ScoredRollout[] = [];
+
+  protected constructor(options: PolicyGradientTrainerOptions, defaultRolloutsPerTask: number) {
+    if (options.tasks.length === 0)
+      throw new ConfigError('tasks must not be empty.', { field: 'tasks' });
+    this.policy = options.policy;
+    this.random = options.random;
+    this.tasks = options.tasks;
+    this.lossConfig = resolvePpoLossOptions(options.loss);
+    this.tasksPerIteration = Math.min(
+      positiveInteger(options.tasksPerIteration, options.tasks.length, 'tasksPerIteration'),
+      options.tasks.length,
+    );
+    this.rolloutsPerTask = positiveInteger(
+      options.rolloutsPerTask,
+      defaultRolloutsPerTask,
+      'rolloutsPerTask',
+    );
+    this.epochs = positiveInteger(options.epochs, 1, 'epochs');
+    this.miniBatchSize =
+      options.miniBatchSize === undefined
+        ? undefined
+        : positiveInteger(options.miniBatchSize, 1, 'miniBatchSize');
+    this.maxGradNorm = options.maxGradNorm ?? 1;
+    this.learningRate = options.learningRate;
+    this.referencePolicy =
+      options.referencePolicy ??
+      (this.lossConfig.klCoefficient > 0 ? options.policy.snapshot() : undefined);
+    this.collector = new RolloutCollector({
+      environmentFactory: options.environmentFactory,
+      maxSteps: options.maxSteps,
+      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+      ...(options.candidateActions ? { candidateActions: options.candidateActions } : {}),
+    });
+  }
+
+  /** Iterations completed. */
+  get iteration(): number {
+    return this.iterations;
+  }
+
+  /** The last iteration's rollouts with their advantages (for the exporters). */
+  get lastRollouts(): readonly ScoredRollout[] {
+    return this.latest;
+  }
+
+  /** Scores the steps of `rollouts` (batch order: rollout, then step). */
+  protected abstract estimateAdvantages(
+    rollouts: readonly Rollout[],
+    samples: readonly TrainingSample[],
+  ): AdvantageEstimate;
+
+  /** Fits auxiliary models (the value function) after the policy update; returns extra metrics. */
+  protected afterPolicyUpdate(
+    _samples: readonly TrainingSample[],
+    _estimate: AdvantageEstimate,
+  ): Partial<UpdateMetrics> {
+    return {};
+  }
+
+  /** One iteration: collect rollouts, estimate advantages, update the policy. */
+  async step(signal?: AbortSignal): Promise<UpdateMetrics> {
+    const rolloutStarted = performance.now();
+    const tasks = this.random.shuffle([...this.tasks]).slice(0, this.tasksPerIteration);
+    const rollouts = await this.collector.collect({
+      policy: this.policy,
+      tasks,
+      rolloutsPerTask: this.rolloutsPerTask,
+      random: this.random,
+      ...(signal ? { signal } : {}),
+    });
+    const updateStarted = performance.now();
+    const samples: TrainingSample[] = rolloutSamples(rollouts).map((entry) => ({
+      ...entry,
+      prepared: this.policy.prepare(entry.sample),
+    }));
+    const estimate = this.estimateAdvantages(rollouts, samples);
+    const oldLogprobs = samples.map((entry) => this.policy.evaluate(entry.prepared).logprob);
+    const referenceLogprobs = this.referencePolicy
+      ? samples.map((entry) => this.referencePolicy!.evaluate(entry.prepared).logprob)
+      : undefined;
+
+    const totals = {
+      loss: 0,
+      policyLoss: 0,
+      kl: 0,
+      entropy: 0,
+      clipped: 0,
+      evaluations: 0,
+      gradNorm: 0,
+      updates: 0,
+    };
+    const order = samples.map((_, index) => index);
+    const batchSize = this.miniBatchSize ?? Math.max(1, samples.length);
+    for (let epoch = 0; epoch < this.epochs && samples.length > 0; epoch += 1) {
+      this.random.shuffle(order);
+      for (let start = 0; start < order.length; start += batchSize) {
+        const batch = order.slice(start, start + batchSize);
+        this.policy.zeroGradient();
+        for (const index of batch) {
+          const entry = samples[index]!;
+          const { logprob, entropy } = this.policy.evaluate(entry.prepared);
+          const stepLoss = ppoStepLoss(
+            {
+              logprob,
+              oldLogprob: oldLogprobs[index]!,
+              ...(referenceLogprobs ? { referenceLogprob: referenceLogprobs[index]! } : {}),
+              advantage: estimate.advantages[index]!,
+              entropy,
+            },
+            this.lossConfig,
+          );
+          // Token-mean style aggregation: every step of the mini-batch weighs the same.
+          this.policy.accumulateGradient(
+            entry.prepared,
+            stepLoss.dLogprob / batch.length,
+            stepLoss.dEntropy / batch.length,
+          );
+          totals.loss += stepLoss.loss;
+          totals.policyLoss += stepLoss.policyLoss;
+          totals.kl += stepLoss.kl;
+          totals.entropy += stepLoss.entropy;
+          totals.clipped += stepLoss.clipped ? 1 : 0;
+          totals.evaluations += 1;
+        }
+        const { gradNorm } = this.policy.applyGradient({
+          ...(this.maxGradNorm === undefined ? {} : { maxGradNorm: this.maxGradNorm }),
+          ...(this.learningRate === undefined ? {} : { learningRate: this.learningRate }),
+        });
+        totals.gradNorm += gradNorm;
+        totals.updates += 1;
+      }
+    }
+    const extra = this.afterPolicyUpdate(samples, estimate);
+    const updateEnded = performance.now();
+
+    // Samples are laid out rollout after rollout, so each rollout's steps are one slice.
+    let offset = 0;
+    this.latest = rollouts.map((rollout) => {
+      const end = offset + rollout.steps.length;
+      const slice = <T>(values: readonly T[]) => values.slice(offset, end);
+      const scored: ScoredRollout = {
+        rollout,
+        advantages: slice(estimate.advantages),
+        ...(estimate.returns ? { returns: slice(estimate.returns) } : {}),
+        oldLogprobs: slice(oldLogprobs),
+        ...(referenceLogprobs ? { referenceLogprobs: slice(referenceLogprobs) } : {}),
+      };
+      offset = end;
+      return scored;
+    });
+    this.iterations += 1;
+    const evaluations = Math.max(1, totals.evaluations);
+    const steps = samples.length;
+    return {
+      iteration: this.iterations,
+      episodes: rollouts.length,
+      steps,
+      meanReward: mean(rollouts.map((rollout) => rollout.totalReward)),
+      successRate: mean(rollouts.map((rollout) => (rollout.success ? 1 : 0))),
+      meanEpisodeLength: steps / Math.max(1, rollouts.length),
+      loss: totals.loss / evaluations,
+      policyLoss: totals.policyLoss / evaluations,
+      kl: totals.kl / evaluations,
+      entropy: totals.entropy / evaluations,
+      clipFraction: totals.clipped / evaluations,
+      gradNorm: totals.gradNorm / Math.max(1, totals.updates),
+      meanAbsAdvantage: mean(estimate.advantages.map(Math.abs)),
+      rolloutSeconds: (updateStarted - rolloutStarted) / 1000,
+      updateSeconds: (updateEnded - updateStarted) / 1000,
+      ...extra,
+    };
+  }
+
+  /** Runs `iterations` iterations, calling `onMetrics` after each; returns all metrics. */
+  async train(
+    iterations: number,
+    onMetrics?: (metrics: UpdateMetrics) => void | Promise<void>,
+    signal?: AbortSignal,
+  ): Promise<UpdateMetrics[]> {
+    const all: UpdateMetrics[] = [];
+    for (let index = 0; index < iterations; index += 1) {
+      const metrics = await this.step(signal);
+      all.push(metrics);
+      await onMetrics?.(metrics);
+    }
+    return all;
+  }
+
+  /** Closes the environment instances. */
+  async close(): Promise<void> {
+    await this.collector.close();
+  }
+}
+
+function mean(values: readonly number[]): number {
+  return values.length === 0
+    ? 0
+    : values.reduce((total, value) => total + value, 0) / values.length;
+}

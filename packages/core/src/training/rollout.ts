@@ -1,0 +1,295 @@
+/**
+ * Rollout collection: a policy plays tasks in many environment instances at once, with
+ * groups of n rollouts per task for group-relative methods (GRPO), recording per step
+ * what a trainer needs (observation, candidates, action, log-probability, reward, done,
+ * timing).
+ */
+import { ConfigError, EnvironmentError } from '../errors.js';
+import type { Environment } from '../mdp/environment.js';
+import type { ExperienceSource, Observation, Step, Task, Trajectory } from '../mdp/schemas.js';
+import { candidateActionsOf, type Policy } from '../policy/policy.js';
+import type { SeededRandom } from '../random/seeded-random.js';
+
+/** One step of a rollout. */
+export interface RolloutStep {
+  /** s_t. */
+  observation: Observation;
+  /** The actions the policy chose from (the observation's list, else the adapter's candidates). */
+  candidates: string[];
+  /** a_t. */
+  action: string;
+  /** log pi(a_t | s_t) under the acting policy, when it reported one. */
+  logprob: number | undefined;
+  /** r_{t+1}: the environment's reward plus the policy's penalty (see `penalty`). */
+  reward: number;
+  /** The environment's own reward. */
+  environmentReward: number;
+  /** The policy's reward penalty for this step (0, or negative for invalid outputs). */
+  penalty: number;
+  /** True when the environment ended the episode after this action. */
+  done: boolean;
+  /** The environment's `info` for this step. */
+  info: Record<string, unknown>;
+  /** The policy's diagnostics for this step. */
+  policyInfo: Record<string, unknown> | undefined;
+  /** Seconds the policy took to decide. */
+  actSeconds: number;
+  /** Seconds the environment took to step. */
+  stepSeconds: number;
+}
+
+/** One episode of a task, one member of its task's group. */
+export interface Rollout {
+  /** Unique within a collection: `<task id>#<rollout index in group>`. */
+  id: string;
+  task: Task;
+  /** Group key: rollouts of the same task in one collection share it (GRPO's `uid`). */
+  groupId: string;
+  /** Index of this rollout within its group, 0..n-1. */
+  indexInGroup: number;
+  steps: RolloutStep[];
+  /** s_T, the observation after the last action. */
+  finalObservation: Observation;
+  /** The task was accomplished (the environment's `info.success`, else a positive final reward). */
+  success: boolean;
+  /** Sum of the steps' rewards (penalties included). */
+  totalReward: number;
+  /** The collector stopped the episode at `maxSteps` before the environment ended it. */
+  truncated: boolean;
+  /** Seconds from reset to the last step. */
+  seconds: number;
+}
+
+/** Options of {@link RolloutCollector}. */
+export interface RolloutCollectorOptions {
+  /** Creates one environment instance; called once per concurrent slot, reused across episodes. */
+  environmentFactory: () => Environment | Promise<Environment>;
+  /** Episodes run at once (environment instances). Default 8. */
+  concurrency?: number;
+  /** Steps after which the collector stops an episode (`truncated`). */
+  maxSteps: number;
+  /**
+   * Candidate actions where an observation does not list them (`DomainAdapter.candidateActions`).
+   */
+  candidateActions?: (observation: Observation, history: readonly Step[]) => string[];
+}
+
+/** What to collect. */
+export interface CollectOptions {
+  policy: Policy;
+  tasks: readonly Task[];
+  /** Rollouts per task (the group size n). Default 1. */
+  rolloutsPerTask?: number;
+  /**
+   * Seeds the per-episode sampling streams; advanced once per collection so successive
+   * collections differ. Episode k of a collection always gets the same stream for a given
+   * state, however episodes interleave.
+   */
+  random: SeededRandom;
+  /** Take the most likely action (evaluation). Default false. */
+  greedy?: boolean;
+  signal?: AbortSignal;
+}
+
+function validatePositiveInteger(value: number, field: string): void {
+  if (!Number.isInteger(value) || value < 1) {
+    throw new ConfigError(`${field} must be a positive integer, got ${value}.`, { field });
+  }
+}
+
+/**
+ * Runs episodes over a pool of environment instances. Keep one collector across training
+ * iterations so environments (processes, browsers, servers) start once; `close()` at the end.
+ */
+export class RolloutCollector {
+  private readonly pool: Environment[] = [];
+  private readonly concurrency: number;
+  private closed = false;
+
+  constructor(private readonly options: RolloutCollectorOptions) {
+    this.concurrency = options.concurrency ?? 8;
+    validatePositiveInteger(this.concurrency, 'concurrency');
+    validatePositiveInteger(options.maxSteps, 'maxSteps');
+  }
+
+  /** Plays every task `rolloutsPerTask` times; rollouts come back grouped in task order. */
+  async collect(options: CollectOptions): Promise<Rollout[]> {
+    if (this.closed) throw new ConfigError('collect() on a closed RolloutCollector.');
+    const rolloutsPerTask = options.rolloutsPerTask ?? 1;
+    validatePositiveInteger(rolloutsPerTask, 'rolloutsPerTask');
+    const jobs: { task: Task; indexInGroup: number }[] = [];
+    for (const task of options.tasks) {
+      for (let index = 0; index < rolloutsPerTask; index += 1)
+        jobs.push({ task, indexInGroup: index });
+    }
+    const base = options.random.fork('rollouts');
+    options.random.nextUint32();
+    const results: Rollout[] = new Array(jobs.length);
+    const slots = Math.min(this.concurrency, jobs.length);
+    while (this.pool.length < slots) this.pool.push(await this.options.environmentFactory());
+    let next = 0;
+    const worker = async (environment: Environment) => {
+      while (next < jobs.length) {
+        if (options.signal?.aborted) throw options.signal.reason ?? new Error('Rollout aborted.');
+        const jobIndex = next;
+        next += 1;
+        const job = jobs[jobIndex]!;
+        results[jobIndex] = await this.runEpisode(
+          environment,
+          options.policy,
+          job.task,
+          job.indexInGroup,
+          base.fork(`episode:${jobIndex}`),
+          options,
+        );
+      }
+    };
+    await Promise.all(this.pool.slice(0, slots).map(worker));
+    return results;
+  }
+
+  /** Closes every environment instance. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const environments = this.pool.splice(0);
+    await Promise.all(environments.map((environment) => environment.close()));
+  }
+
+  private async runEpisode(
+    environment: Environment,
+    policy: Policy,
+    task: Task,
+    indexInGroup: number,
+    random: SeededRandom,
+    options: CollectOptions,
+  ): Promise<Rollout> {
+    const started = performance.now();
+    let observation: Observation;
+    try {
+      observation = await environment.reset(task);
+    } catch (error) {
+      throw new EnvironmentError(
+        `reset() failed for task ${task.id}: ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      );
+    }
+    const steps: RolloutStep[] = [];
+    const history: Step[] = [];
+    let success = false;
+    let done = false;
+    while (!done && steps.length < this.options.maxSteps) {
+      const candidates = [
+        ...candidateActionsOf(
+          observation,
+          observation.actions && observation.actions.length > 0
+            ? undefined
+            : this.options.candidateActions?.(observation, history),
+        ),
+      ];
+      const actStarted = performance.now();
+      const decision = await policy.act(observation, {
+        task,
+        history,
+        candidates,
+        random,
+        greedy: options.greedy ?? false,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      const stepStarted = performance.now();
+      const result = await environment.step(decision.action);
+      const stepEnded = performance.now();
+      const penalty = decision.rewardPenalty ?? 0;
+      const reward = result.reward + penalty;
+      done = result.done;
+      if (result.info.success === true) success = true;
+      steps.push({
+        observation,
+        candidates,
+        action: decision.action,
+        logprob: decision.logprob,
+        reward,
+        environmentReward: result.reward,
+        penalty,
+        done,
+        info: result.info,
+        policyInfo: decision.info,
+        actSeconds: (stepStarted - actStarted) / 1000,
+        stepSeconds: (stepEnded - stepStarted) / 1000,
+      });
+      history.push({ observation, action: decision.action, reward, done });
+      observation = result.observation;
+    }
+    const last = steps.at(-1);
+    if (!success && last?.done && last.info.success === undefined && last.environmentReward > 0) {
+      success = true;
+    }
+    return {
+      id: `${task.id}#${indexInGroup}`,
+      task,
+      groupId: task.id,
+      indexInGroup,
+      steps,
+      finalObservation: observation,
+      success,
+      totalReward: steps.reduce((total, step) => total + step.reward, 0),
+      truncated: !done,
+      seconds: (performance.now() - started) / 1000,
+    };
+  }
+}
+
+/** Collects rollouts with a one-off collector that is closed afterwards. */
+export async function collectRollouts(
+  options: RolloutCollectorOptions & CollectOptions,
+): Promise<Rollout[]> {
+  const collector = new RolloutCollector(options);
+  try {
+    return await collector.collect(options);
+  } finally {
+    await collector.close();
+  }
+}
+
+/**
+ * A rollout as a core `Trajectory`; each step's `info` holds `logprob`, `candidates`,
+ * `environmentReward`, `penalty`, `actSeconds`, `stepSeconds`, the environment's info under
+ * `env`, and any per-step `extra` (advantages, say) merged in.
+ */
+export function rolloutToTrajectory(
+  rollout: Rollout,
+  source: ExperienceSource,
+  extra?: (stepIndex: number) => Record<string, unknown>,
+): Trajectory {
+  return {
+    id: rollout.id,
+    task: rollout.task,
+    steps: rollout.steps.map((step, index) => ({
+      observation: step.observation,
+      action: step.action,
+      reward: step.reward,
+      done: step.done,
+      info: {
+        ...(step.logprob === undefined ? {} : { logprob: step.logprob }),
+        candidates: step.candidates,
+        environmentReward: step.environmentReward,
+        penalty: step.penalty,
+        actSeconds: step.actSeconds,
+        stepSeconds: step.stepSeconds,
+        env: step.info,
+        ...(step.policyInfo ? { policy: step.policyInfo } : {}),
+        ...extra?.(index),
+      },
+    })),
+    finalObservation: rollout.finalObservation,
+    source,
+    success: rollout.success,
+    meta: {
+      groupId: rollout.groupId,
+      indexInGroup: rollout.indexInGroup,
+      truncated: rollout.truncated,
+    },
+  };
+}
