@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod';
 
+/** One message of a chat conversation. */
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
   content: string;
@@ -23,6 +24,7 @@ export interface TokenLogprob {
   logprob: number;
 }
 
+/** One chat-completion request. */
 export interface ChatRequest {
   messages: ChatMessage[];
   /** Sampling temperature. Default: the client's option, else the server's. */
@@ -39,6 +41,7 @@ export interface ChatRequest {
   signal?: AbortSignal;
 }
 
+/** The model's answer to a {@link ChatRequest}. */
 export interface ChatResponse {
   /** The generated text. */
   text: string;
@@ -55,8 +58,14 @@ export interface StructuredChatRequest<S extends z.ZodType> extends ChatRequest 
   schema: S;
   /** Name of the schema, as servers require one (`experience_step`). */
   schemaName: string;
+  /**
+   * Ask the server to enforce the schema strictly (OpenAI `strict: true`). Default: `true`
+   * when the schema allows it (every object property required, no open records), else `false`.
+   */
+  strict?: boolean;
 }
 
+/** The answer to a {@link StructuredChatRequest}, with the validated value. */
 export interface StructuredChatResponse<T> extends ChatResponse {
   /** The validated output. */
   value: T;
@@ -72,8 +81,16 @@ export interface ChatModelStats extends TokenUsage {
   retries: number;
   /** Requests that failed after all retries. */
   failures: number;
+  /** HTTP attempts sent: first attempts, retries and structured-output fallbacks together. */
+  attempts: number;
+  /**
+   * Structured requests that the server rejected for their `response_format` and that were
+   * re-sent in a simpler mode (`json_schema` -> `json_object` -> `text`).
+   */
+  formatFallbacks: number;
 }
 
+/** A chat-completion model: plain and schema-validated completions, with usage accounting. */
 export interface ChatModel {
   /** Identifies the model and server, e.g. `Qwen/Qwen2.5-7B-Instruct@http://127.0.0.1:8000/v1`. */
   readonly id: string;

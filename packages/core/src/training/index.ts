@@ -41,6 +41,7 @@ export {
   type PolicyGradientTrainerOptions,
   rolloutSamples,
   type ScoredRollout,
+  type TrainerStepOptions,
   type TrainingSample,
   type UpdateMetrics,
 } from './policy-gradient-trainer.js';

@@ -86,6 +86,13 @@ export interface UpdateMetrics {
   updateSeconds: number;
 }
 
+/** Options of one training iteration. */
+export interface TrainerStepOptions {
+  /** This iteration's tasks (each played `rolloutsPerTask` times). Default: sampled from the trainer's tasks. */
+  tasks?: readonly Task[];
+  signal?: AbortSignal;
+}
+
 /** One step of an iteration's batch, as the update sees it. */
 export interface TrainingSample {
   rolloutIndex: number;
@@ -219,10 +226,17 @@ export abstract class PolicyGradientTrainer {
     return {};
   }
 
-  /** One iteration: collect rollouts, estimate advantages, update the policy. */
-  async step(signal?: AbortSignal): Promise<UpdateMetrics> {
+  /**
+   * One iteration: collect rollouts, estimate advantages, update the policy. `options.tasks`
+   * overrides the iteration's batch (the DreamGym loop passes the curriculum's batch);
+   * otherwise `tasksPerIteration` tasks are drawn from the trainer's tasks.
+   */
+  async step(options: TrainerStepOptions = {}): Promise<UpdateMetrics> {
+    const { signal } = options;
     const rolloutStarted = performance.now();
-    const tasks = this.random.shuffle([...this.tasks]).slice(0, this.tasksPerIteration);
+    const tasks =
+      options.tasks ?? this.random.shuffle([...this.tasks]).slice(0, this.tasksPerIteration);
+    if (tasks.length === 0) throw new ConfigError('step() needs at least one task.', { field: 'tasks' });
     const rollouts = await this.collector.collect({
       policy: this.policy,
       tasks,
@@ -341,7 +355,7 @@ export abstract class PolicyGradientTrainer {
   ): Promise<UpdateMetrics[]> {
     const all: UpdateMetrics[] = [];
     for (let index = 0; index < iterations; index += 1) {
-      const metrics = await this.step(signal);
+      const metrics = await this.step(signal ? { signal } : {});
       all.push(metrics);
       await onMetrics?.(metrics);
     }
