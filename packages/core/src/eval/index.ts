@@ -1,0 +1,7 @@
+export {
+  type EvaluateExperienceModelOptions,
+  evaluateExperienceModel,
+  type FidelityFigures,
+  type FidelityReport,
+} from './experience-fidelity.js';
+export { exactMatch, normalizeStateText, textTokens, tokenF1 } from './text-similarity.js';

@@ -1,0 +1,58 @@
+export {
+  type ActionAlignment,
+  alignActions,
+  alignActionTokens,
+  type EntityPair,
+  parseActionByTokens,
+  transferEntities,
+} from './entity-transfer.js';
+export {
+  type ConsistencyHints,
+  type Recollection,
+  recallFromHistory,
+} from './episode-consistency.js';
+export type {
+  ExperienceInput,
+  ExperienceModel,
+  ExperiencePrediction,
+  InitialStateInput,
+} from './experience-model.js';
+export {
+  buildExperiencePrompt,
+  buildInitialStatePrompt,
+  type ExperiencePrompt,
+  type ExperienceStepOutput,
+  ExperienceStepOutputSchema,
+  InitialStateOutputSchema,
+  type PromptBudget,
+} from './experience-prompt.js';
+export {
+  estimateTokens,
+  formatHistoryStep,
+  type HistoryWindow,
+  selectHistoryWindow,
+  type TokenCounter,
+} from './history-window.js';
+export { addToListing, type ListingStyle, mentionsEntity, removeFromListing } from './listing.js';
+export {
+  applyRewardRule,
+  type JudgedOutcome,
+  type RewardRule,
+  type RewardRuleInput,
+  RewardRuleSchema,
+} from './outcome-reward.js';
+export {
+  ReasoningExperienceModel,
+  type ReasoningExperienceModelOptions,
+} from './reasoning-experience-model.js';
+export {
+  instructionOverlap,
+  RetrievalExperienceModel,
+  type RetrievalExperienceModelOptions,
+} from './retrieval-experience-model.js';
+export {
+  isWritableTransitionStore,
+  SyntheticEnvironment,
+  type SyntheticEnvironmentOptions,
+  type WritableTransitionStore,
+} from './synthetic-environment.js';

@@ -1,0 +1,167 @@
+/**
+ * `ReasoningExperienceModel`: the paper's experience model over any `ChatModel`. It
+ * prompts with the domain description, task, retrieved demonstrations, history window,
+ * state and action, and reads back reasoning, next state and outcome as JSON validated
+ * by zod. Malformed answers are retried; when every attempt fails, the step ends the
+ * episode safely (done, reward 0, `info.experienceModelFailure`) so training goes on.
+ */
+import { z } from 'zod';
+import { ConfigError, ModelError, ModelOutputError } from '../errors.js';
+import type { Observation } from '../mdp/schemas.js';
+import type { ChatModel } from '../models/chat-model.js';
+import type {
+  ExperienceInput,
+  ExperienceModel,
+  ExperiencePrediction,
+  InitialStateInput,
+} from './experience-model.js';
+import {
+  buildExperiencePrompt,
+  buildInitialStatePrompt,
+  ExperienceStepOutputSchema,
+  InitialStateOutputSchema,
+  type PromptBudget,
+} from './experience-prompt.js';
+import {
+  applyRewardRule,
+  type RewardRule,
+  type RewardRuleInput,
+  RewardRuleSchema,
+} from './outcome-reward.js';
+
+/** Options of {@link ReasoningExperienceModel}. */
+export interface ReasoningExperienceModelOptions extends PromptBudget {
+  /** The LLM behind an OpenAI-compatible server (or any `ChatModel`). */
+  chat: ChatModel;
+  /** What the environment is and how its states look: the adapter's `prompts.environmentDescription`. */
+  environmentDescription: string;
+  /** Requests per step before giving up on malformed output (at least 1). Default 3. */
+  maxAttempts?: number;
+  /**
+   * Also count `ModelError`s (the server failed after the client's own retries) as
+   * failed attempts that end the episode safely. Default `false`: they are thrown, since
+   * a server that is down is a configuration problem, not a bad sample.
+   */
+  endEpisodeOnModelError?: boolean;
+  /** Reward rule applied to the judged outcome. Default: outcome reward (1 on a successful final step). */
+  reward?: RewardRuleInput;
+  /** Sampling temperature. Default: the chat model's. */
+  temperature?: number;
+  /** Upper bound on generated tokens per answer. Default 1 024. */
+  maxTokens?: number;
+}
+
+const OptionsSchema = z.object({
+  environmentDescription: z.string().min(1, 'environmentDescription must describe the environment'),
+  maxAttempts: z.number().int().min(1).default(3),
+  historyTokens: z.number().int().nonnegative().optional(),
+  demoTokens: z.number().int().nonnegative().optional(),
+  maxTokens: z.number().int().positive().default(1024),
+});
+
+/** The LLM-backed experience model. */
+export class ReasoningExperienceModel implements ExperienceModel {
+  readonly id: string;
+  private readonly options: ReasoningExperienceModelOptions;
+  private readonly maxAttempts: number;
+  private readonly maxTokens: number;
+  private readonly rule: RewardRule;
+
+  constructor(options: ReasoningExperienceModelOptions) {
+    const parsed = OptionsSchema.safeParse(options);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new ConfigError(`ReasoningExperienceModel: ${issue.path.join('.')}: ${issue.message}`, {
+        field: issue.path.join('.'),
+      });
+    }
+    this.options = options;
+    this.maxAttempts = parsed.data.maxAttempts;
+    this.maxTokens = parsed.data.maxTokens;
+    this.rule = RewardRuleSchema.parse(options.reward ?? {});
+    this.id = `reasoning:${options.chat.id}`;
+  }
+
+  async predict(input: ExperienceInput): Promise<ExperiencePrediction> {
+    const prompt = buildExperiencePrompt(this.options.environmentDescription, input, this.options);
+    const failures: string[] = [];
+    for (let attempt = 1; attempt <= this.maxAttempts; attempt += 1) {
+      try {
+        const response = await this.options.chat.completeStructured({
+          messages: prompt.messages,
+          schema: ExperienceStepOutputSchema,
+          schemaName: 'experience_step',
+          maxTokens: this.maxTokens,
+          ...(this.options.temperature === undefined
+            ? {}
+            : { temperature: this.options.temperature }),
+          ...(input.signal ? { signal: input.signal } : {}),
+        });
+        const output = response.value;
+        const outcome = applyRewardRule(output, this.rule);
+        const observation: Observation = { text: output.nextState };
+        return {
+          reasoning: output.reasoning,
+          observation,
+          ...outcome,
+          info: {
+            attempts: attempt,
+            structuredMode: response.mode,
+            promptDemoIds: prompt.demoIds,
+            historyStepsDropped: prompt.history.dropped,
+            ...(failures.length > 0 ? { repairedFailures: failures } : {}),
+          },
+        };
+      } catch (error) {
+        if (input.signal?.aborted) throw error;
+        const counted =
+          ModelOutputError.isInstance(error) ||
+          (this.options.endEpisodeOnModelError === true && ModelError.isInstance(error));
+        if (!counted) throw error;
+        failures.push((error as Error).message);
+      }
+    }
+    // Every attempt failed: end the episode without a reward rather than invent a state.
+    return {
+      reasoning: `The experience model failed ${failures.length} times; the episode ends here.`,
+      observation: { text: input.state.text },
+      reward: this.rule.failureReward,
+      done: true,
+      success: false,
+      info: {
+        experienceModelFailure: true,
+        attempts: failures.length,
+        failures,
+        promptDemoIds: prompt.demoIds,
+      },
+    };
+  }
+
+  /**
+   * Writes an initial state for a task without one, from the examples among `demos`
+   * (transitions at step 0). Throws `ModelOutputError` when every attempt is malformed.
+   */
+  async initialState(input: InitialStateInput): Promise<Observation> {
+    const messages = buildInitialStatePrompt(this.options.environmentDescription, input);
+    let lastError: unknown;
+    for (let attempt = 1; attempt <= this.maxAttempts; attempt += 1) {
+      try {
+        const response = await this.options.chat.completeStructured({
+          messages,
+          schema: InitialStateOutputSchema,
+          schemaName: 'initial_state',
+          maxTokens: this.maxTokens,
+          ...(this.options.temperature === undefined
+            ? {}
+            : { temperature: this.options.temperature }),
+          ...(input.signal ? { signal: input.signal } : {}),
+        });
+        return { text: response.value.initialState };
+      } catch (error) {
+        if (!ModelOutputError.isInstance(error) || input.signal?.aborted) throw error;
+        lastError = error;
+      }
+    }
+    throw lastError;
+  }
+}

@@ -1,0 +1,139 @@
+import { describe, expect, it } from 'vitest';
+import { EnvironmentError } from '../errors.js';
+import { type Step, type Task, TaskSchema, type Transition } from '../mdp/schemas.js';
+import type { ScoredTransition } from '../replay/retriever.js';
+import { instructionOverlap, RetrievalExperienceModel } from './retrieval-experience-model.js';
+
+const task: Task = TaskSchema.parse({
+  id: 'task-a',
+  domain: 'household',
+  instruction: 'put a clean apple in fridge.',
+});
+
+function demo(
+  action: string,
+  nextText: string,
+  score: number,
+  extra: Partial<Transition> = {},
+): ScoredTransition {
+  return {
+    score,
+    transition: {
+      id: `${action}@${score}`,
+      domain: 'household',
+      taskId: 'other',
+      instruction: 'put a clean mug in fridge.',
+      stepIndex: 3,
+      state: { text: 'somewhere' },
+      action,
+      nextState: { text: nextText },
+      reward: 0,
+      done: false,
+      source: 'offline',
+      trajectorySuccess: true,
+      ...extra,
+    },
+  };
+}
+
+describe('instructionOverlap', () => {
+  it('is the share of argument name words found in the instruction', () => {
+    expect(instructionOverlap(['apple 1', 'fridge 1'], 'put a clean apple in fridge.')).toBe(1);
+    expect(instructionOverlap(['mug 2', 'fridge 1'], 'put a clean apple in fridge.')).toBe(0.5);
+    expect(instructionOverlap([], 'anything')).toBe(0);
+  });
+});
+
+describe('RetrievalExperienceModel', () => {
+  const model = new RetrievalExperienceModel();
+
+  it('transfers the entities of the best-supported neighbour to the current action', async () => {
+    const prediction = await model.predict({
+      task,
+      history: [],
+      state: { text: 'On the countertop 2, you see a apple 1.' },
+      action: 'take apple 1 from countertop 2',
+      demos: [
+        demo('take mug 3 from cabinet 1', 'You pick up the mug 3 from the cabinet 1.', 0.8),
+        demo('go to cabinet 1', 'The cabinet 1 is closed.', 0.9),
+        demo('take egg 2 from fridge 1', 'You pick up the egg 2 from the fridge 1.', 0.7),
+      ],
+    });
+    expect(prediction.observation.text).toBe('You pick up the apple 1 from the countertop 2.');
+    expect(prediction).toMatchObject({ reward: 0, done: false, success: false });
+    expect(prediction.info?.supportingDemoIds).toHaveLength(2);
+  });
+
+  it('ends the episode with the outcome reward when like neighbours ended theirs in success', async () => {
+    const prediction = await model.predict({
+      task,
+      history: [],
+      state: { text: 'On the fridge 1, you see nothing.' },
+      action: 'put apple 1 in/on fridge 1',
+      demos: [
+        demo('put mug 1 in/on fridge 1', 'You put the mug 1 in/on the fridge 1.', 0.9, {
+          done: true,
+          reward: 1,
+        }),
+        // A put of something the task does not ask for: not terminal.
+        demo('put egg 1 in/on fridge 1', 'You put the egg 1 in/on the fridge 1.', 0.9, {
+          instruction: 'put a clean mug in fridge.',
+        }),
+      ],
+    });
+    expect(prediction.observation.text).toBe('You put the apple 1 in/on the fridge 1.');
+    expect(prediction).toMatchObject({ reward: 1, done: true, success: true });
+  });
+
+  it('repeats what the history showed when configured with revisit hints', async () => {
+    const consistent = new RetrievalExperienceModel({
+      hints: { revisitActionTypes: ['go to'], removeActionTypes: ['take'] },
+    });
+    const history: Step[] = [
+      { observation: { text: 'A room.' }, action: 'go to desk 1', reward: 0, done: false },
+      {
+        observation: { text: 'On the desk 1, you see a apple 1, and a pen 2.' },
+        action: 'take apple 1 from desk 1',
+        reward: 0,
+        done: false,
+      },
+    ];
+    const prediction = await consistent.predict({
+      task,
+      history,
+      state: { text: 'You pick up the apple 1 from the desk 1.' },
+      action: 'go to desk 1',
+      demos: [demo('go to desk 1', 'On the desk 1, you see a book 3.', 0.99)],
+    });
+    expect(prediction.observation.text).toBe('On the desk 1, you see a pen 2.');
+    expect(prediction.info?.predictedBy).toBe('history');
+  });
+
+  it('answers an action no neighbour matches as having no effect', async () => {
+    const prediction = await model.predict({
+      task,
+      history: [],
+      state: { text: 'A room.' },
+      action: 'dance wildly',
+      demos: [demo('go to desk 1', 'On the desk 1, you see a book 3.', 0.5)],
+    });
+    expect(prediction).toMatchObject({
+      observation: { text: 'Nothing happens.' },
+      reward: 0,
+      done: false,
+    });
+  });
+
+  it('starts from the initial state of the most similar stored task', async () => {
+    const initial = demo('go to desk 1', 'x', 0.7, {
+      stepIndex: 0,
+      state: { text: 'You are in the middle of a room.', actions: ['go to desk 1'] },
+    });
+    await expect(
+      model.initialState({ task, demos: [demo('go to desk 1', 'x', 0.9), initial] }),
+    ).resolves.toEqual({ text: 'You are in the middle of a room.', actions: ['go to desk 1'] });
+    await expect(model.initialState({ task, demos: [] })).rejects.toSatisfy(
+      EnvironmentError.isInstance,
+    );
+  });
+});

@@ -1,0 +1,224 @@
+/**
+ * `RetrievalExperienceModel`: the embedded experience model, no LLM. It predicts the next
+ * state from the retrieved transitions D_k (their next states, with entity names
+ * transferred to the current action), keeps the episode consistent with what the
+ * history already showed, and predicts reward and termination from the labels of the
+ * neighbours (`done`, `reward`, `trajectorySuccess`).
+ */
+import type { ParsedAction } from '../adapter.js';
+import { ConfigError, EnvironmentError } from '../errors.js';
+import type { Observation } from '../mdp/schemas.js';
+import type { ScoredTransition } from '../replay/retriever.js';
+import { alignActions, parseActionByTokens, transferEntities } from './entity-transfer.js';
+import { type ConsistencyHints, recallFromHistory } from './episode-consistency.js';
+import type {
+  ExperienceInput,
+  ExperienceModel,
+  ExperiencePrediction,
+  InitialStateInput,
+} from './experience-model.js';
+import { mentionsEntity } from './listing.js';
+import {
+  applyRewardRule,
+  type RewardRule,
+  type RewardRuleInput,
+  RewardRuleSchema,
+} from './outcome-reward.js';
+
+/** Options of {@link RetrievalExperienceModel}. */
+export interface RetrievalExperienceModelOptions {
+  /**
+   * The domain's action grammar (`adapter.parseAction`), to align the arguments of a
+   * retrieved action with the current one. Without it, actions are aligned by tokens.
+   */
+  parseAction?: (text: string) => ParsedAction;
+  /** What the domain's actions do, for episode consistency and listing edits. */
+  hints?: ConsistencyHints;
+  /** Reward rule applied to the predicted outcome. Default: outcome reward. */
+  reward?: RewardRuleInput;
+  /**
+   * Weight multiplier of a neighbour whose action equals the current one (nothing to
+   * rename, so its outcome transfers most reliably). Default 2.
+   */
+  exactActionWeight?: number;
+  /**
+   * Weight multiplier of a neighbour whose renamed entities do not occur in its next
+   * state, so the transfer cannot be checked. Default 0.05.
+   */
+  unverifiedWeight?: number;
+  /**
+   * Softness of the similarity weighting: a neighbour scoring `d` below the nearest one
+   * weighs `exp(-d / temperature)`. Default 0.02 (0.05 less cosine: a twelfth of the weight).
+   */
+  temperature?: number;
+  /** Identifies the model. Default `retrieval`. */
+  id?: string;
+}
+
+/** One next-state candidate and the neighbours that support it. */
+interface Candidate {
+  text: string;
+  weight: number;
+  demoIds: string[];
+}
+
+/** Share of the entity-name words of `args` that occur in `instruction`. */
+export function instructionOverlap(args: readonly string[], instruction: string): number {
+  const words = args.flatMap((argument) =>
+    argument
+      .toLowerCase()
+      .split(/\s+/)
+      .filter((word) => word !== '' && !/^\d+$/.test(word)),
+  );
+  if (words.length === 0) return 0;
+  const present = new Set(instruction.toLowerCase().split(/[^a-z0-9]+/));
+  return words.filter((word) => present.has(word)).length / words.length;
+}
+
+/** Whether a stored transition ended its episode with success. */
+function endedInSuccess(demo: ScoredTransition): boolean {
+  return (
+    demo.transition.done &&
+    (demo.transition.reward > 0 || demo.transition.trajectorySuccess === true)
+  );
+}
+
+/** The embedded, LLM-free experience model. */
+export class RetrievalExperienceModel implements ExperienceModel {
+  readonly id: string;
+  private readonly parse: (text: string) => ParsedAction;
+  private readonly hints: ConsistencyHints;
+  private readonly rule: RewardRule;
+  private readonly exactActionWeight: number;
+  private readonly unverifiedWeight: number;
+  private readonly temperature: number;
+
+  constructor(options: RetrievalExperienceModelOptions = {}) {
+    this.id = options.id ?? 'retrieval';
+    this.parse = options.parseAction ?? parseActionByTokens;
+    this.hints = options.hints ?? {};
+    this.rule = RewardRuleSchema.parse(options.reward ?? {});
+    this.exactActionWeight = options.exactActionWeight ?? 2;
+    this.unverifiedWeight = options.unverifiedWeight ?? 0.05;
+    this.temperature = options.temperature ?? 0.02;
+    if (!(this.temperature > 0)) {
+      throw new ConfigError(
+        `RetrievalExperienceModel: temperature must be positive, got ${this.temperature}.`,
+        {
+          field: 'temperature',
+        },
+      );
+    }
+  }
+
+  async predict(input: ExperienceInput): Promise<ExperiencePrediction> {
+    const candidates = new Map<string, Candidate>();
+    const aligned: Array<{ demo: ScoredTransition; weight: number; overlap: number }> = [];
+    let currentArgs: readonly string[] = [];
+    try {
+      currentArgs = this.parse(input.action).args;
+    } catch {
+      // An action outside the grammar still gets neighbours by tokens below.
+    }
+    const topScore = input.demos.reduce((best, demo) => Math.max(best, demo.score), -1);
+    for (const demo of input.demos) {
+      const alignment = alignActions(demo.transition.action, input.action, this.parse);
+      if (!alignment) continue;
+      const text = transferEntities(demo.transition.nextState.text, alignment.pairs);
+      if (text === undefined) continue;
+      // Similarity weights fall off steeply: a near-exact neighbour outvotes several
+      // merely similar ones, while equally close neighbours vote as equals. A renamed
+      // entity its outcome never mentions (`go left` for `go right`) may still have shaped
+      // that outcome, so such a transfer is barely trusted.
+      const verified = alignment.pairs.every(([from]) =>
+        mentionsEntity(demo.transition.nextState.text, from),
+      );
+      const weight =
+        Math.exp((demo.score - topScore) / this.temperature) *
+        (alignment.pairs.length === 0
+          ? this.exactActionWeight
+          : verified
+            ? 1
+            : this.unverifiedWeight);
+      const candidate = candidates.get(text) ?? { text, weight: 0, demoIds: [] };
+      candidate.weight += weight;
+      candidate.demoIds.push(demo.transition.id);
+      candidates.set(text, candidate);
+      const demoArgs =
+        alignment.pairs.length === 0 ? currentArgs : this.safeArgs(demo.transition.action);
+      aligned.push({
+        demo,
+        weight,
+        overlap: instructionOverlap(demoArgs, demo.transition.instruction),
+      });
+    }
+
+    const recollection = recallFromHistory(input, this.parse, this.hints);
+    let best: Candidate | undefined;
+    for (const candidate of candidates.values()) {
+      if (!best || candidate.weight > best.weight) best = candidate;
+    }
+    const noEffect = this.hints.noEffectObservations?.[0] ?? 'Nothing happens.';
+    const text = recollection?.text ?? best?.text ?? noEffect;
+
+    // Termination and success: neighbours vote, weighted by similarity and by how alike
+    // the action relates to its task (a `put` of the task's object ends it, another does not).
+    const overlap = instructionOverlap(currentArgs, input.task.instruction);
+    let total = 0;
+    let doneWeight = 0;
+    let successWeight = 0;
+    let rewardSum = 0;
+    for (const entry of aligned) {
+      const weight = entry.weight * (1 - Math.abs(overlap - entry.overlap)) + 1e-9;
+      total += weight;
+      rewardSum += weight * entry.demo.transition.reward;
+      if (entry.demo.transition.done) doneWeight += weight;
+      if (endedInSuccess(entry.demo)) successWeight += weight;
+    }
+    const judgedDone = recollection === undefined && total > 0 && doneWeight / total > 0.5;
+    const judgedSuccess = judgedDone && successWeight / doneWeight > 0.5;
+    const outcome = applyRewardRule(
+      { done: judgedDone, success: judgedSuccess, reward: total > 0 ? rewardSum / total : 0 },
+      this.rule,
+    );
+
+    const reasoning = recollection
+      ? `The episode already showed this (step ${recollection.fromStep + 1})${recollection.edits.length > 0 ? `, updated by ${recollection.edits.join(', ')}` : ''}.`
+      : best
+        ? `${best.demoIds.length} of ${aligned.length} aligned neighbours (of ${input.demos.length} retrieved) lead here; nearest: ${best.demoIds[0]}.`
+        : `No retrieved transition matches "${input.action}"; assuming it has no effect.`;
+    return {
+      reasoning,
+      observation: { text },
+      ...outcome,
+      info: {
+        predictedBy: recollection ? 'history' : best ? 'neighbours' : 'default',
+        supportingDemoIds: best?.demoIds ?? [],
+        doneProbability: total > 0 ? doneWeight / total : 0,
+      },
+    };
+  }
+
+  /**
+   * The initial state of the most similar stored task: the `state` of the best-scored
+   * demo at step 0 (the caller retrieves demos by the task's instruction).
+   */
+  async initialState(input: InitialStateInput): Promise<Observation> {
+    const first = input.demos.find((demo) => demo.transition.stepIndex === 0);
+    if (!first) {
+      throw new EnvironmentError(
+        `Cannot synthesise an initial state for task ${input.task.id}: none of the ${input.demos.length} retrieved transitions starts an episode. Give the task an \`initialObservation\`, or add offline trajectories of similar tasks to the replay buffer.`,
+      );
+    }
+    const { text, actions } = first.transition.state;
+    return actions === undefined ? { text } : { text, actions };
+  }
+
+  private safeArgs(action: string): readonly string[] {
+    try {
+      return this.parse(action).args;
+    } catch {
+      return [];
+    }
+  }
+}

@@ -1,0 +1,170 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { ConfigError, EnvironmentError } from '../errors.js';
+import { TaskSchema } from '../mdp/schemas.js';
+import type { ReplayBuffer } from '../replay/replay-buffer.js';
+import type { TransitionRetriever } from '../replay/retriever.js';
+import { corridorTask, createCorridorAdapter } from '../testing/corridor-domain.js';
+import { describeEnvironmentConformance } from '../testing/describe-conformance.js';
+import {
+  corridorBuffer,
+  corridorTasks,
+  corridorTrajectories,
+} from './corridor-experience.test-support.js';
+import type { ExperienceModel } from './experience-model.js';
+import { RetrievalExperienceModel } from './retrieval-experience-model.js';
+import { SyntheticEnvironment, type SyntheticEnvironmentOptions } from './synthetic-environment.js';
+
+const adapter = createCorridorAdapter();
+const tasks = corridorTasks(4);
+let bufferPromise: Promise<ReplayBuffer> | undefined;
+/** Built once, on first use, from 4 real episodes of each of the 16 layouts. */
+function buffer(): Promise<ReplayBuffer> {
+  bufferPromise ??= corridorTrajectories(tasks, 4, 1).then(corridorBuffer);
+  return bufferPromise;
+}
+afterAll(async () => {
+  await (await buffer()).close();
+});
+
+const model = new RetrievalExperienceModel({ parseAction: adapter.parseAction });
+async function environment(options: Partial<SyntheticEnvironmentOptions> = {}) {
+  return new SyntheticEnvironment({
+    model,
+    retriever: await buffer(),
+    adapter,
+    maxSteps: 30,
+    ...options,
+  });
+}
+
+const task = corridorTask({ length: 4, keyRoom: 2, doorRoom: 1 });
+const withStart = {
+  ...task,
+  initialObservation: {
+    text: 'You enter the corridor. You are in room 0. The room is empty.',
+    actions: ['go right'],
+  },
+};
+
+describeEnvironmentConformance('synthetic corridor (retrieval experience model)', {
+  createEnvironment: () => environment(),
+  // The second task has no initial state: the model retrieves one of a similar stored task.
+  tasks: [withStart, corridorTask({ length: 4, keyRoom: 0, doorRoom: 3 })],
+  solution: ['go right', 'go right', 'take key', 'go left', 'open door'],
+});
+
+describe('SyntheticEnvironment', () => {
+  it('steps the experience model: entity-consistent states, outcome reward, reasoning and demo ids', async () => {
+    const env = await environment();
+    expect(await env.reset(withStart)).toEqual(withStart.initialObservation);
+    const first = await env.step('Go Right');
+    expect(first.observation.text).toBe('You walk to room 1. You are in room 1. You see a door.');
+    expect(first.observation.actions).toEqual(adapter.candidateActions(first.observation, []));
+    expect(first.info).toMatchObject({ invalidAction: false, truncated: false, success: false });
+    expect(first.info.demoIds).toHaveLength(4);
+    expect(typeof first.info.reasoning).toBe('string');
+    for (const action of ['go right', 'take key', 'go left']) {
+      expect((await env.step(action)).done).toBe(false);
+    }
+    const last = await env.step('open door');
+    expect(last).toMatchObject({ reward: 1, done: true, info: { success: true } });
+    expect(env.steps.map((step) => step.action)).toEqual([
+      'go right',
+      'go right',
+      'take key',
+      'go left',
+      'open door',
+    ]);
+    await env.close();
+  });
+
+  it('answers invalid actions without calling the model, with the optional penalty', async () => {
+    let calls = 0;
+    const counting: ExperienceModel = {
+      id: 'counting',
+      predict: (input) => {
+        calls += 1;
+        return model.predict(input);
+      },
+    };
+    const env = await environment({ model: counting, invalidActionPenalty: 0.1 });
+    await env.reset(withStart);
+    const result = await env.step('fly away');
+    expect(result.observation.text).toMatch(
+      /^Nothing happens\. "fly away" is not a corridor action/,
+    );
+    expect(result).toMatchObject({ reward: -0.1, done: false, info: { invalidAction: true } });
+    expect(result.observation.actions).toEqual(withStart.initialObservation.actions);
+    expect(calls).toBe(0);
+  });
+
+  it('truncates at maxSteps', async () => {
+    const env = await environment({ maxSteps: 2 });
+    await env.reset(withStart);
+    expect((await env.step('go right')).done).toBe(false);
+    const second = await env.step('go left');
+    expect(second).toMatchObject({ done: true, reward: 0, info: { truncated: true } });
+  });
+
+  it('ablates retrieval (k = 0) and history', async () => {
+    const seen: Array<{ demos: number; history: number }> = [];
+    const spy: ExperienceModel = {
+      id: 'spy',
+      predict: async (input) => {
+        seen.push({ demos: input.demos.length, history: input.history.length });
+        return model.predict(input);
+      },
+    };
+    const env = await environment({ model: spy, k: 0, useHistory: false });
+    await env.reset(withStart);
+    await env.step('go right');
+    const second = await env.step('go right');
+    expect(seen).toEqual([
+      { demos: 0, history: 0 },
+      { demos: 0, history: 0 },
+    ]);
+    // Without demonstrations the embedded model can only say nothing happens.
+    expect(second.observation.text).toBe('Nothing happens.');
+  });
+
+  it('writes its transitions back into the buffer as synthetic experience', async () => {
+    const store = await corridorBuffer(await corridorTrajectories(tasks.slice(0, 4), 2, 7));
+    const before = store.stats().size;
+    const env = new SyntheticEnvironment({
+      model,
+      retriever: store,
+      adapter,
+      writeBack: true,
+      policyVersion: 3,
+      episodePrefix: 'env-a',
+    });
+    await env.reset(withStart);
+    await env.step('go right');
+    await env.step('go right');
+    expect(store.stats().size).toBe(before + 2);
+    const written = store.get('env-a:corridor-4-2-1:1#1');
+    expect(written).toMatchObject({
+      source: 'synthetic',
+      stepIndex: 1,
+      action: 'go right',
+      policyVersion: 3,
+      trajectoryId: 'env-a:corridor-4-2-1:1',
+    });
+    // The episode never grounds itself on its own synthetic transitions.
+    const third = await env.step('take key');
+    expect((third.info.demoIds as string[]).some((id) => id.startsWith('env-a:'))).toBe(false);
+    await store.close();
+  });
+
+  it('refuses write-back to a search-only retriever and tasks it cannot start', async () => {
+    const searchOnly: TransitionRetriever = { search: async () => [] };
+    expect(
+      () => new SyntheticEnvironment({ model, retriever: searchOnly, adapter, writeBack: true }),
+    ).toThrow(ConfigError);
+    const noInitial: ExperienceModel = { id: 'plain', predict: (input) => model.predict(input) };
+    const env = new SyntheticEnvironment({ model: noInitial, retriever: searchOnly, adapter });
+    await expect(
+      env.reset(TaskSchema.parse({ id: 't', domain: 'corridor', instruction: 'x' })),
+    ).rejects.toSatisfy(EnvironmentError.isInstance);
+  });
+});

@@ -1,0 +1,295 @@
+/**
+ * `SyntheticEnvironment`: an `Environment` whose transitions come from an experience
+ * model grounded by a replay buffer, for one domain adapter. The agent steps the model,
+ * not the real environment.
+ */
+import type { DomainAdapter, ParsedAction } from '../adapter.js';
+import {
+  ActionParseError,
+  ConfigError,
+  EnvironmentError,
+  EnvironmentStateError,
+} from '../errors.js';
+import type { Environment } from '../mdp/environment.js';
+import type { Observation, Step, StepResult, Task, Transition } from '../mdp/schemas.js';
+import type {
+  RetrievalFilter,
+  ScoredTransition,
+  TransitionRetriever,
+} from '../replay/retriever.js';
+import type { ExperienceModel } from './experience-model.js';
+
+/** A retriever that also stores transitions, so synthetic experience can join the buffer. */
+export interface WritableTransitionStore extends TransitionRetriever {
+  /** Appends transitions (embedding them as the store does). */
+  add(transitions: readonly Transition[]): Promise<unknown>;
+}
+
+/** Whether `retriever` can store transitions. */
+export function isWritableTransitionStore(
+  retriever: TransitionRetriever,
+): retriever is WritableTransitionStore {
+  return typeof (retriever as Partial<WritableTransitionStore>).add === 'function';
+}
+
+/** Options of {@link SyntheticEnvironment}. */
+export interface SyntheticEnvironmentOptions {
+  /** M_exp: predicts each transition. */
+  model: ExperienceModel;
+  /** The replay buffer the demonstrations D_k are retrieved from. */
+  retriever: TransitionRetriever;
+  /** The domain: action grammar, candidate actions, name. */
+  adapter: Pick<DomainAdapter, 'name' | 'parseAction' | 'candidateActions'>;
+  /** Demonstrations retrieved per step (k). `0` ablates retrieval. Default 4. */
+  k?: number;
+  /** Give the model the episode's history. `false` ablates it. Default `true`. */
+  useHistory?: boolean;
+  /** Steps after which the episode ends (done, `info.truncated`). Default 50. */
+  maxSteps?: number;
+  /** Reward of an action outside the grammar, as a positive penalty subtracted. Default 0. */
+  invalidActionPenalty?: number;
+  /** Observation text for an action outside the grammar. Default: `Nothing happens.` and why. */
+  invalidActionObservation?: (action: string, error: ActionParseError) => string;
+  /** Restricts retrieval beyond the adapter's domain (sources, tasks...). */
+  filter?: RetrievalFilter;
+  /** Put the instruction in retrieval queries (for buffers that embed it). Default `true`. */
+  queryWithInstruction?: boolean;
+  /**
+   * Append each synthetic transition to the retriever (which must be a
+   * {@link WritableTransitionStore}) with source `synthetic`. Default `false`.
+   */
+  writeBack?: boolean;
+  /** Policy version recorded on written transitions. */
+  policyVersion?: number;
+  /** Prefix of episode (trajectory) ids of written transitions; make it unique per environment. Default `synthetic`. */
+  episodePrefix?: string;
+}
+
+/** The DreamGym synthetic environment. */
+export class SyntheticEnvironment implements Environment {
+  private readonly model: ExperienceModel;
+  private readonly retriever: TransitionRetriever;
+  private readonly adapter: SyntheticEnvironmentOptions['adapter'];
+  private readonly options: SyntheticEnvironmentOptions;
+  private readonly k: number;
+  private readonly maxSteps: number;
+  private task: Task | undefined;
+  private state: Observation | undefined;
+  private history: Step[] = [];
+  private done = false;
+  private closed = false;
+  private episodes = 0;
+  private episodeId = '';
+
+  constructor(options: SyntheticEnvironmentOptions) {
+    this.k = options.k ?? 4;
+    this.maxSteps = options.maxSteps ?? 50;
+    if (!Number.isInteger(this.k) || this.k < 0) {
+      throw new ConfigError(`SyntheticEnvironment: k must be an integer >= 0, got ${this.k}.`, {
+        field: 'k',
+      });
+    }
+    if (!Number.isInteger(this.maxSteps) || this.maxSteps < 1) {
+      throw new ConfigError(
+        `SyntheticEnvironment: maxSteps must be a positive integer, got ${this.maxSteps}.`,
+        {
+          field: 'maxSteps',
+        },
+      );
+    }
+    if (options.writeBack && !isWritableTransitionStore(options.retriever)) {
+      throw new ConfigError(
+        'SyntheticEnvironment: writeBack needs a retriever with add(transitions) (a ReplayBuffer); the one given can only search.',
+        { field: 'writeBack' },
+      );
+    }
+    this.model = options.model;
+    this.retriever = options.retriever;
+    this.adapter = options.adapter;
+    this.options = options;
+  }
+
+  /** The steps of the current episode so far. */
+  get steps(): readonly Step[] {
+    return this.history;
+  }
+
+  async reset(task: Task): Promise<Observation> {
+    this.ensureOpen('reset');
+    let initial = task.initialObservation;
+    if (initial === undefined) {
+      if (!this.model.initialState) {
+        throw new EnvironmentError(
+          `Task ${task.id} has no initialObservation and experience model ${this.model.id} cannot synthesise one. Give the task an initialObservation.`,
+        );
+      }
+      const demos = await this.retriever.search(
+        { state: { text: task.instruction }, action: '', instruction: task.instruction },
+        Math.max(this.k, 64),
+        this.filter(),
+      );
+      initial = await this.model.initialState({ task, demos });
+    }
+    this.task = task;
+    this.history = [];
+    this.done = false;
+    this.episodes += 1;
+    this.episodeId = `${this.options.episodePrefix ?? 'synthetic'}:${task.id}:${this.episodes}`;
+    this.state = this.withActions(initial, []);
+    return this.state;
+  }
+
+  async step(action: string): Promise<StepResult> {
+    this.ensureOpen('step');
+    if (!this.task || !this.state) throw new EnvironmentStateError('step() before reset().');
+    if (this.done) throw new EnvironmentStateError('step() after the episode ended; call reset().');
+    const task = this.task;
+    const state = this.state;
+    const stepIndex = this.history.length;
+    let parsed: ParsedAction;
+    try {
+      parsed = this.adapter.parseAction(action);
+    } catch (error) {
+      if (!ActionParseError.isInstance(error)) throw error;
+      return this.finishInvalid(action, error, state, stepIndex);
+    }
+
+    const demos: ScoredTransition[] =
+      this.k === 0
+        ? []
+        : await this.retriever.search(
+            {
+              state,
+              action: parsed.text,
+              ...(this.options.queryWithInstruction === false
+                ? {}
+                : { instruction: task.instruction }),
+            },
+            this.k,
+            this.filter(),
+          );
+    const history = this.options.useHistory === false ? [] : this.history;
+    const prediction = await this.model.predict({
+      task,
+      history,
+      state,
+      action: parsed.text,
+      demos,
+    });
+
+    const step: Step = {
+      observation: state,
+      action: parsed.text,
+      reward: prediction.reward,
+      done: prediction.done,
+      reasoning: prediction.reasoning,
+    };
+    const truncated = !prediction.done && stepIndex + 1 >= this.maxSteps;
+    const done = prediction.done || truncated;
+    step.done = done;
+    this.history.push(step);
+    const observation = this.withActions(prediction.observation, this.history);
+    this.state = observation;
+    this.done = done;
+    if (this.options.writeBack) await this.write(step, observation, stepIndex, prediction.success);
+    return {
+      observation,
+      reward: prediction.reward,
+      done,
+      info: {
+        ...prediction.info,
+        success: prediction.success,
+        truncated,
+        invalidAction: false,
+        reasoning: prediction.reasoning,
+        demoIds: demos.map((demo) => demo.transition.id),
+        experienceModel: this.model.id,
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.task = undefined;
+    this.state = undefined;
+    this.history = [];
+  }
+
+  private finishInvalid(
+    action: string,
+    error: ActionParseError,
+    state: Observation,
+    stepIndex: number,
+  ): StepResult {
+    const text =
+      this.options.invalidActionObservation?.(action, error) ?? `Nothing happens. ${error.message}`;
+    const reward = -(this.options.invalidActionPenalty ?? 0);
+    const truncated = stepIndex + 1 >= this.maxSteps;
+    this.history.push({ observation: state, action, reward, done: truncated });
+    // The world is unchanged: the next state is the same place with the same actions.
+    const observation: Observation = { ...state, text };
+    this.state = observation;
+    this.done = truncated;
+    return {
+      observation,
+      reward,
+      done: truncated,
+      info: {
+        success: false,
+        truncated,
+        invalidAction: true,
+        demoIds: [],
+        experienceModel: this.model.id,
+      },
+    };
+  }
+
+  private withActions(observation: Observation, history: readonly Step[]): Observation {
+    if (observation.actions !== undefined && observation.actions.length > 0) return observation;
+    return { ...observation, actions: this.adapter.candidateActions(observation, history) };
+  }
+
+  private filter(): RetrievalFilter {
+    const excluded = this.options.filter?.excludeTrajectoryIds ?? [];
+    return {
+      domain: this.adapter.name,
+      ...this.options.filter,
+      // The episode being simulated must not ground itself.
+      ...(this.options.writeBack ? { excludeTrajectoryIds: [...excluded, this.episodeId] } : {}),
+    };
+  }
+
+  private async write(
+    step: Step,
+    nextState: Observation,
+    stepIndex: number,
+    success: boolean,
+  ): Promise<void> {
+    const task = this.task!;
+    const transition: Transition = {
+      id: `${this.episodeId}#${stepIndex}`,
+      domain: this.adapter.name,
+      taskId: task.id,
+      instruction: task.instruction,
+      trajectoryId: this.episodeId,
+      stepIndex,
+      state: step.observation,
+      action: step.action,
+      nextState,
+      reward: step.reward,
+      done: step.done,
+      source: 'synthetic',
+      ...(step.done ? { trajectorySuccess: success } : {}),
+      ...(this.options.policyVersion === undefined
+        ? {}
+        : { policyVersion: this.options.policyVersion }),
+      ...(step.reasoning === undefined ? {} : { reasoning: step.reasoning }),
+    };
+    await (this.retriever as WritableTransitionStore).add([transition]);
+  }
+
+  private ensureOpen(method: string): void {
+    if (this.closed)
+      throw new EnvironmentStateError(`${method}() on a closed SyntheticEnvironment.`);
+  }
+}
