@@ -7,4 +7,6 @@ export default defineConfig({
   clean: true,
   sourcemap: true,
   target: 'node20',
+  // The real-engine connector finds its Python server from import.meta.url, in CJS too.
+  shims: true,
 });

@@ -1,0 +1,119 @@
+"""One ALFWorld episode on the TextWorld PDDL engine, as ALFWorld's own text environment
+sets it up: ``textworld.start`` on a ``game.tw-pddl`` file (which carries the ALFRED PDDL
+domain and command grammar) with ALFWorld's ``AlfredDemangler`` (readable entity names such
+as ``alarmclock 2``) and ``AlfredInfos`` wrappers."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+
+import textworld
+from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
+
+NOTHING_HAPPENS = "Nothing happens."
+_ARRIVAL = re.compile(r"^You arrive at loc \d+\. ")
+TASK_TYPES = (
+    "pick_and_place_simple",
+    "look_at_obj_in_light",
+    "pick_clean_then_place_in_recep",
+    "pick_heat_then_place_in_recep",
+    "pick_cool_then_place_in_recep",
+    "pick_two_obj_and_place",
+)
+
+
+def clean_feedback(text: str) -> str:
+    """The engine's text as ALFWorld's expert data and AgentGym show it: without the
+    ``You arrive at loc N.`` prefix, whose number is an internal id that leaks nothing useful."""
+    return _ARRIVAL.sub("", text, count=1)
+
+
+def task_type_of(game: str) -> str:
+    """The task type from a game name ``<split>/<type>-<objects>-<scene>/<trial>``."""
+    parts = game.split("/")
+    folder = parts[1] if len(parts) > 1 else parts[0]
+    prefix = folder.split("-", 1)[0]
+    return prefix if prefix in TASK_TYPES else "unknown"
+
+
+@dataclass
+class Episode:
+    """State of one session's current episode."""
+
+    game: str
+    observation: str
+    admissible: list[str]
+    max_steps: int
+    expert: bool
+    steps: int = 0
+    won: bool = False
+    done: bool = False
+    truncated: bool = False
+    reward: float = 0.0
+    expert_plan: list[str] | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def payload(self) -> dict:
+        body = {
+            "observation": self.observation,
+            "available_actions": list(self.admissible),
+            "reward": self.reward,
+            "done": self.done,
+            "won": self.won,
+            "truncated": self.truncated,
+            "steps": self.steps,
+            "game": self.game,
+            "task_type": task_type_of(self.game),
+        }
+        if self.expert:
+            body["expert_plan"] = list(self.expert_plan or [])
+        return body
+
+
+class AlfworldGame:
+    """A loaded game file; ``reset`` starts a fresh episode of it (loading is the slow part,
+    so a session keeps its game loaded while it plays the same game again)."""
+
+    def __init__(self, game: str, path: str, expert: bool) -> None:
+        self.game = game
+        self.path = path
+        self.expert = expert
+        # policy_commands asks the PDDL planner for a plan from the current state after every
+        # step: it costs time, so only sessions that asked for the expert plan pay for it.
+        infos = textworld.EnvInfos(
+            won=True, admissible_commands=True, policy_commands=expert, extras=["gamefile"]
+        )
+        started = time.perf_counter()
+        self._env = textworld.start(path, request_infos=infos, wrappers=[AlfredDemangler(), AlfredInfos])
+        self.load_seconds = time.perf_counter() - started
+
+    def reset(self, max_steps: int) -> Episode:
+        state = self._env.reset()
+        return Episode(
+            game=self.game,
+            observation=clean_feedback(state.feedback),
+            admissible=list(state["admissible_commands"]),
+            max_steps=max_steps,
+            expert=self.expert,
+            expert_plan=list(state.get("policy_commands") or []) if self.expert else None,
+        )
+
+    def step(self, episode: Episode, action: str) -> bool:
+        """Applies ``action`` to the episode; returns whether it was admissible."""
+        admissible = action.strip() in episode.admissible
+        state, _score, done = self._env.step(action)
+        episode.steps += 1
+        episode.observation = clean_feedback(state.feedback)
+        episode.admissible = list(state["admissible_commands"])
+        episode.won = bool(state["won"])
+        episode.reward = 1.0 if episode.won else 0.0
+        episode.truncated = not (episode.won or done) and episode.steps >= episode.max_steps
+        episode.done = episode.won or bool(done) or episode.truncated
+        if self.expert:
+            episode.expert_plan = list(state.get("policy_commands") or [])
+        return admissible
+
+    def close(self) -> None:
+        self._env.close()

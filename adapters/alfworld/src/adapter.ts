@@ -1,0 +1,82 @@
+/**
+ * `createAlfworldAdapter`: the ALFWorld {@link DomainAdapter}.
+ */
+import { ConfigError, type DomainAdapter } from '@dreamgym/core';
+import { z } from 'zod';
+import { parseAlfworldAction } from './action-grammar.js';
+import { alfworldCandidateActions } from './candidate-actions.js';
+import { downloadAlfworldData } from './datasets/download.js';
+import { alfworldExpertTrajectoryLoader } from './datasets/expert-trajectories.js';
+import { alfworldGameTaskLoader } from './datasets/game-files.js';
+import { mutateAlfworldTask } from './mutate-task.js';
+import { alfworldPrompts } from './prompts.js';
+import {
+  type AlfworldRealOptionsInput,
+  AlfworldRealOptionsSchema,
+  connectAlfworldReal,
+} from './real/index.js';
+import { type AlfworldRawObservation, mapAlfworldObservation } from './state-mapper.js';
+import { AlfworldVocabularySchema } from './vocabulary.js';
+
+/** Options of {@link createAlfworldAdapter}. */
+export const AlfworldAdapterOptionsSchema = z.object({
+  /**
+   * Object and receptacle types per task type and scene, for `mutateTask`. Build it once
+   * with `loadAlfworldVocabulary(dataDir)` (train data only). Without it, `mutateTask`
+   * throws a `ConfigError` saying so.
+   */
+  vocabulary: AlfworldVocabularySchema.optional(),
+  /**
+   * Defaults for `connectReal`: the options given to `connectReal(options)` override
+   * them field by field. See `AlfworldRealOptionsSchema`.
+   */
+  real: AlfworldRealOptionsSchema.partial().optional(),
+});
+/** Options of {@link createAlfworldAdapter}, as a caller writes them. */
+export type AlfworldAdapterOptions = z.input<typeof AlfworldAdapterOptionsSchema>;
+
+/** The ALFWorld adapter's type: raw engine states in, real-engine options for `connectReal`. */
+export type AlfworldAdapter = DomainAdapter<AlfworldRawObservation, AlfworldRealOptionsInput>;
+
+/**
+ * Creates the ALFWorld adapter.
+ *
+ * @throws ConfigError naming the field when `options` are invalid.
+ * @example
+ * const adapter = createAlfworldAdapter({ vocabulary: await loadAlfworldVocabulary(dataDir) });
+ * for await (const trajectory of adapter.datasets.trajectories.load(dataDir)) { ... }
+ */
+export function createAlfworldAdapter(options: AlfworldAdapterOptions = {}): AlfworldAdapter {
+  const parsed = AlfworldAdapterOptionsSchema.safeParse(options);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = issue.path.map(String).join('.');
+    throw new ConfigError(`Invalid ALFWorld adapter option \`${field}\`: ${issue.message}`, {
+      field,
+      cause: parsed.error,
+    });
+  }
+  const { vocabulary, real } = parsed.data;
+  return {
+    name: 'alfworld',
+    toObservation: mapAlfworldObservation,
+    parseAction: parseAlfworldAction,
+    candidateActions: alfworldCandidateActions,
+    datasets: {
+      trajectories: alfworldExpertTrajectoryLoader,
+      tasks: alfworldGameTaskLoader,
+      download: (dir, downloadOptions) => downloadAlfworldData(dir, downloadOptions),
+    },
+    prompts: alfworldPrompts,
+    mutateTask(task, random) {
+      if (vocabulary === undefined) {
+        throw new ConfigError(
+          'mutateTask needs the ALFWorld vocabulary: createAlfworldAdapter({ vocabulary: await loadAlfworldVocabulary(dataDir) }).',
+          { field: 'vocabulary' },
+        );
+      }
+      return mutateAlfworldTask(task, random, vocabulary);
+    },
+    connectReal: (realOptions) => connectAlfworldReal({ ...real, ...realOptions }),
+  };
+}
