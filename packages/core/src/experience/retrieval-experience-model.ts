@@ -113,7 +113,7 @@ export class RetrievalExperienceModel implements ExperienceModel {
 
   async predict(input: ExperienceInput): Promise<ExperiencePrediction> {
     const candidates = new Map<string, Candidate>();
-    const aligned: Array<{ demo: ScoredTransition; weight: number; overlap: number }> = [];
+    const aligned: Array<{ demo: ScoredTransition; weight: number; overlap: number; text: string }> = [];
     let currentArgs: readonly string[] = [];
     try {
       currentArgs = this.parse(input.action).args;
@@ -150,6 +150,7 @@ export class RetrievalExperienceModel implements ExperienceModel {
         demo,
         weight,
         overlap: instructionOverlap(demoArgs, demo.transition.instruction),
+        text,
       });
     }
 
@@ -161,14 +162,17 @@ export class RetrievalExperienceModel implements ExperienceModel {
     const noEffect = this.hints.noEffectObservations?.[0] ?? 'Nothing happens.';
     const text = recollection?.text ?? best?.text ?? noEffect;
 
-    // Termination and success: neighbours vote, weighted by similarity and by how alike
-    // the action relates to its task (a `put` of the task's object ends it, another does not).
+    // Termination and success: the neighbours that lead to the predicted next state vote
+    // (so the outcome agrees with the state: "The door is locked." never ends in success),
+    // weighted by similarity and by how alike the action relates to its task (a `put` of
+    // the task's object ends it, another does not).
     const overlap = instructionOverlap(currentArgs, input.task.instruction);
+    const voters = best ? aligned.filter((entry) => entry.text === best.text) : aligned;
     let total = 0;
     let doneWeight = 0;
     let successWeight = 0;
     let rewardSum = 0;
-    for (const entry of aligned) {
+    for (const entry of voters) {
       const weight = entry.weight * (1 - Math.abs(overlap - entry.overlap)) + 1e-9;
       total += weight;
       rewardSum += weight * entry.demo.transition.reward;

@@ -29,13 +29,43 @@ const CorridorLayoutSchema = z.object({
 });
 type CorridorLayout = z.infer<typeof CorridorLayoutSchema>;
 
-/** A corridor task with the key in `keyRoom` and the door in `doorRoom`. */
+/** What the agent sees in a corridor: the feedback, its room, what is there, what it carries. */
+function observeCorridor(
+  layout: CorridorLayout,
+  position: number,
+  holdsKey: boolean,
+  feedback: string,
+): Observation {
+  const sights: string[] = [];
+  if (position === layout.keyRoom && !holdsKey) sights.push('a key');
+  if (position === layout.doorRoom) sights.push('a door');
+  const seen = sights.length > 0 ? ` You see ${sights.join(' and ')}.` : ' The room is empty.';
+  const carry = holdsKey ? ' You carry the key.' : '';
+  return {
+    text: `${feedback} You are in room ${position}.${seen}${carry}`,
+    actions: admissibleCorridorActions(layout, position, holdsKey),
+  };
+}
+
+function admissibleCorridorActions(layout: CorridorLayout, position: number, holdsKey: boolean): string[] {
+  const actions: string[] = [];
+  if (position > 0) actions.push('go left');
+  if (position < layout.length - 1) actions.push('go right');
+  if (position === layout.keyRoom && !holdsKey) actions.push('take key');
+  if (position === layout.doorRoom) actions.push('open door');
+  return actions;
+}
+
+const ENTRY_FEEDBACK = 'You enter the corridor.';
+
+/** A corridor task with the key in `keyRoom` and the door in `doorRoom`, with its initial state. */
 export function corridorTask(layout: CorridorLayout, id?: string): Task {
   CorridorLayoutSchema.parse(layout);
   return TaskSchema.parse({
     id: id ?? `corridor-${layout.length}-${layout.keyRoom}-${layout.doorRoom}`,
     domain: 'corridor',
     instruction: `The key is in room ${layout.keyRoom}. Take the key and open the door in room ${layout.doorRoom}.`,
+    initialObservation: observeCorridor(layout, 0, false, ENTRY_FEEDBACK),
     meta: { ...layout },
   });
 }
@@ -88,7 +118,7 @@ export class CorridorEnvironment implements Environment {
     this.holdsKey = false;
     this.steps = 0;
     this.done = false;
-    return this.observe('You enter the corridor.');
+    return this.observe(ENTRY_FEEDBACK);
   }
 
   async step(action: string): Promise<StepResult> {
@@ -134,26 +164,11 @@ export class CorridorEnvironment implements Environment {
   }
 
   private admissible(): string[] {
-    const layout = this.layout!;
-    const actions: string[] = [];
-    if (this.position > 0) actions.push('go left');
-    if (this.position < layout.length - 1) actions.push('go right');
-    if (this.position === layout.keyRoom && !this.holdsKey) actions.push('take key');
-    if (this.position === layout.doorRoom) actions.push('open door');
-    return actions;
+    return admissibleCorridorActions(this.layout!, this.position, this.holdsKey);
   }
 
   private observe(feedback: string): Observation {
-    const layout = this.layout!;
-    const sights: string[] = [];
-    if (this.position === layout.keyRoom && !this.holdsKey) sights.push('a key');
-    if (this.position === layout.doorRoom) sights.push('a door');
-    const seen = sights.length > 0 ? ` You see ${sights.join(' and ')}.` : ' The room is empty.';
-    const carry = this.holdsKey ? ' You carry the key.' : '';
-    return {
-      text: `${feedback} You are in room ${this.position}.${seen}${carry}`,
-      actions: this.admissible(),
-    };
+    return observeCorridor(this.layout!, this.position, this.holdsKey, feedback);
   }
 }
 
@@ -163,7 +178,18 @@ export function createCorridorAdapter(): DomainAdapter<string, CorridorEnvironme
     name: 'corridor',
     toObservation: (raw) => ({ text: raw.trim() }),
     parseAction: parseCorridorAction,
-    candidateActions: () => ['go left', 'go right', 'take key', 'open door'],
+    // Proposed from the state text, as an engine-less synthetic environment needs: the agent
+    // can always walk (except left of room 0) and acts on what it sees.
+    candidateActions: (observation) => {
+      const text = observation.text;
+      const room = /You are in room (\d+)/.exec(text);
+      const candidates: string[] = [];
+      if (room === null || Number(room[1]) > 0) candidates.push('go left');
+      candidates.push('go right');
+      if (/You see (?:[a-z ]+ and )?a key/.test(text)) candidates.push('take key');
+      if (/a door/.test(text)) candidates.push('open door');
+      return candidates;
+    },
     datasets: {
       trajectories: { load: (dir) => readJsonl(join(dir, 'trajectories.jsonl'), TrajectorySchema) },
       tasks: { load: (dir) => readJsonl(join(dir, 'tasks.jsonl'), TaskSchema) },

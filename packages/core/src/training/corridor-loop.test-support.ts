@@ -1,0 +1,62 @@
+/**
+ * Test support (not exported): a complete DreamGym run on the corridor domain with the
+ * embedded defaults, shared by the loop test and its crash child.
+ */
+import { RetrievalExperienceModel } from '../experience/retrieval-experience-model.js';
+import type { Task } from '../mdp/schemas.js';
+import { CorridorEnvironment, corridorTask, createCorridorAdapter } from '../testing/corridor-domain.js';
+import { corridorBuffer, corridorTrajectories } from '../experience/corridor-experience.test-support.js';
+import { DreamGymLoop, type DreamGymConfigInput, type DreamGymComponents } from './dreamgym-loop.js';
+
+/** Seed tasks: corridors of 8 rooms with the key and the door far from the entrance. */
+export function corridorSeedTasks(): Task[] {
+  const layouts = [
+    [5, 3],
+    [4, 6],
+    [6, 2],
+    [3, 5],
+    [5, 7],
+    [6, 4],
+  ] as const;
+  return layouts.map(([keyRoom, doorRoom]) => corridorTask({ length: 8, keyRoom, doorRoom }));
+}
+
+export const corridorLoopConfig: DreamGymConfigInput = {
+  seed: 11,
+  iterations: 8,
+  tasksPerIteration: 6,
+  rolloutsPerTask: 4,
+  maxSteps: 16,
+  concurrency: 4,
+  algorithm: 'grpo',
+  trainer: { epochs: 2 },
+  policy: { hashBits: 14, learningRate: 0.1 },
+  curriculum: { lambda: 0.34, tasksToExpand: 2, variantsPerTask: 2 },
+  retrieval: { k: 4 },
+  evaluation: { every: 4, environments: ['synthetic', 'real'] },
+  simToReal: { realTransitionBudget: 120, tasksPerIteration: 3, rolloutsPerTask: 2 },
+  checkpointEvery: 2,
+};
+
+/** The loop with a fresh buffer of offline corridor experience (random and near-optimal play). */
+export async function corridorLoop(
+  runDirectory: string,
+  overrides: Partial<DreamGymComponents> = {},
+): Promise<DreamGymLoop> {
+  const seedTasks = corridorSeedTasks();
+  const offline = await corridorTrajectories(seedTasks, 3, 5);
+  const replayBuffer = await corridorBuffer(offline.map((trajectory) => ({ ...trajectory, source: 'offline' })));
+  return new DreamGymLoop(
+    corridorLoopConfig,
+    {
+      adapter: createCorridorAdapter(),
+      experienceModel: new RetrievalExperienceModel(),
+      replayBuffer,
+      seedTasks,
+      evaluationTasks: seedTasks,
+      realEnvironment: () => new CorridorEnvironment({ maxSteps: corridorLoopConfig.maxSteps }),
+      ...overrides,
+    },
+    runDirectory,
+  );
+}
