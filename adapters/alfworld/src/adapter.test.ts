@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError, type Task } from '@dreamgym/core';
+import { ConfigError, SeededRandom, type Task } from '@dreamgym/core';
 import { describeAdapterConformance } from '@dreamgym/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createAlfworldAdapter } from './adapter.js';
@@ -97,6 +97,20 @@ describeAdapterConformance('alfworld', {
 });
 
 describe('createAlfworldAdapter', () => {
+  it('builds the mutation vocabulary from dataDir on first use', async () => {
+    const dataDir = alfworldDataDirectory();
+    const adapter = createAlfworldAdapter({ dataDir });
+    let task: Task | undefined;
+    for await (const loaded of adapter.datasets.tasks.load(dataDir, { limit: 1 })) task = loaded;
+    const mutated = adapter.mutateTask(task!, new SeededRandom(4));
+    expect(mutated?.origin).toBe('generated');
+    expect(mutated?.parentId).toBe(task!.id);
+    expect(adapter.experienceHints?.revisitActionTypes).toContain('go to');
+    expect(() =>
+      createAlfworldAdapter({ dataDir: '/nonexistent' }).mutateTask(task!, new SeededRandom(1)),
+    ).toThrow(/expert_trajectories\.jsonl is missing.*dataDir/);
+  });
+
   it('rejects invalid options with a ConfigError naming the field', () => {
     expect(() => createAlfworldAdapter({ real: { port: -1 } })).toThrow(
       expect.objectContaining({ code: 'CONFIG_INVALID', field: 'real.port' }),

@@ -8,6 +8,7 @@ import { alfworldCandidateActions } from './candidate-actions.js';
 import { downloadAlfworldData } from './datasets/download.js';
 import { alfworldExpertTrajectoryLoader } from './datasets/expert-trajectories.js';
 import { alfworldGameTaskLoader } from './datasets/game-files.js';
+import { alfworldExperienceHints } from './experience-hints.js';
 import { mutateAlfworldTask } from './mutate-task.js';
 import { alfworldPrompts } from './prompts.js';
 import {
@@ -16,10 +17,16 @@ import {
   connectAlfworldReal,
 } from './real/index.js';
 import { type AlfworldRawObservation, mapAlfworldObservation } from './state-mapper.js';
-import { AlfworldVocabularySchema } from './vocabulary.js';
+import { AlfworldVocabularySchema, loadAlfworldVocabularySync } from './vocabulary.js';
 
 /** Options of {@link createAlfworldAdapter}. */
 export const AlfworldAdapterOptionsSchema = z.object({
+  /**
+   * The ALFWorld dataset directory (`expert_trajectories.jsonl`, `train/`, ...). When set,
+   * `mutateTask` builds its vocabulary from the train split on first use (about a second)
+   * unless `vocabulary` is given, and `connectReal` serves games from it by default.
+   */
+  dataDir: z.string().min(1).optional(),
   /**
    * Object and receptacle types per task type and scene, for `mutateTask`. Build it once
    * with `loadAlfworldVocabulary(dataDir)` (train data only). Without it, `mutateTask`
@@ -56,7 +63,8 @@ export function createAlfworldAdapter(options: AlfworldAdapterOptions = {}): Alf
       cause: parsed.error,
     });
   }
-  const { vocabulary, real } = parsed.data;
+  const { dataDir, real } = parsed.data;
+  let vocabulary = parsed.data.vocabulary;
   return {
     name: 'alfworld',
     toObservation: mapAlfworldObservation,
@@ -68,15 +76,24 @@ export function createAlfworldAdapter(options: AlfworldAdapterOptions = {}): Alf
       download: (dir, downloadOptions) => downloadAlfworldData(dir, downloadOptions),
     },
     prompts: alfworldPrompts,
+    experienceHints: alfworldExperienceHints,
     mutateTask(task, random) {
+      if (vocabulary === undefined && dataDir !== undefined) {
+        vocabulary = loadAlfworldVocabularySync(dataDir);
+      }
       if (vocabulary === undefined) {
         throw new ConfigError(
-          'mutateTask needs the ALFWorld vocabulary: createAlfworldAdapter({ vocabulary: await loadAlfworldVocabulary(dataDir) }).',
+          'mutateTask needs the ALFWorld vocabulary: createAlfworldAdapter({ dataDir }) or createAlfworldAdapter({ vocabulary: await loadAlfworldVocabulary(dataDir) }).',
           { field: 'vocabulary' },
         );
       }
       return mutateAlfworldTask(task, random, vocabulary);
     },
-    connectReal: (realOptions) => connectAlfworldReal({ ...real, ...realOptions }),
+    connectReal: (realOptions) =>
+      connectAlfworldReal({
+        ...(dataDir === undefined ? {} : { dataDir }),
+        ...real,
+        ...realOptions,
+      }),
   };
 }

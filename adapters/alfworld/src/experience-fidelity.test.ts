@@ -6,7 +6,6 @@
  */
 import { createHash } from 'node:crypto';
 import {
-  type ConsistencyHints,
   evaluateExperienceModel,
   type FidelityFigures,
   HashingEmbedder,
@@ -21,6 +20,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseAlfworldAction } from './action-grammar.js';
 import { createAlfworldAdapter } from './adapter.js';
 import { loadAlfworldExpertTrajectories } from './datasets/expert-trajectories.js';
+import { alfworldExperienceHints } from './experience-hints.js';
 import { alfworldDataDirectory } from './test-data-directory.js';
 
 /**
@@ -30,22 +30,6 @@ import { alfworldDataDirectory } from './test-data-directory.js';
 const EVALUATED_STRIDE = 3;
 /** The actions whose outcome the engine writes from a template. */
 const TEMPLATED = ['take', 'put', 'heat', 'cool', 'clean', 'use', 'inventory'];
-
-/** ALFWorld lists objects by name, and instances of one name from the highest number down. */
-function alfworldEntityOrder(a: string, b: string): number {
-  const nameA = a.replace(/ \d+$/, '');
-  const nameB = b.replace(/ \d+$/, '');
-  if (nameA !== nameB) return nameA < nameB ? -1 : 1;
-  return Number(b.split(' ').pop()) - Number(a.split(' ').pop());
-}
-
-/** What ALFWorld's commands do, for episode consistency. */
-const hints: ConsistencyHints = {
-  revisitActionTypes: ['go to', 'examine'],
-  removeActionTypes: ['take'],
-  placeActionTypes: ['put'],
-  compareEntities: alfworldEntityOrder,
-};
 
 /** Deterministic 80/20 split by task directory (`train/<task directory>/<trial>`). */
 function isHeldOut(trajectory: Trajectory): boolean {
@@ -80,7 +64,10 @@ afterAll(async () => {
 });
 
 const adapter = createAlfworldAdapter();
-const model = new RetrievalExperienceModel({ parseAction: parseAlfworldAction, hints });
+const model = new RetrievalExperienceModel({
+  parseAction: parseAlfworldAction,
+  hints: alfworldExperienceHints,
+});
 
 function line(name: string, figures: FidelityFigures): string {
   const percent = (value: number) => `${(100 * value).toFixed(1)}%`;

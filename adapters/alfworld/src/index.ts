@@ -34,6 +34,7 @@ export {
   loadAlfworldExpertTrajectories,
 } from './datasets/expert-trajectories.js';
 export { GAME_FILE, loadAlfworldGameTasks } from './datasets/game-files.js';
+export { alfworldExperienceHints, compareAlfworldEntities } from './experience-hints.js';
 export { mutateAlfworldTask } from './mutate-task.js';
 export {
   AlfworldRealEnvironment,
@@ -64,4 +65,5 @@ export {
   AlfworldVocabularySchema,
   buildAlfworldVocabulary,
   loadAlfworldVocabulary,
+  loadAlfworldVocabularySync,
 } from './vocabulary.js';

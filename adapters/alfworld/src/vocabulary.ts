@@ -2,9 +2,22 @@
  * The task vocabulary `mutateTask` draws from: which (object, receptacle) pairs each task
  * type uses in the train split, and which object and receptacle types each scene holds.
  */
-import { ConfigError, type Trajectory } from '@dreamgym/core';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  ConfigError,
+  DatasetFormatError,
+  DatasetNotFoundError,
+  parseRecord,
+  type Trajectory,
+} from '@dreamgym/core';
 import { z } from 'zod';
-import { loadAlfworldExpertTrajectories } from './datasets/expert-trajectories.js';
+import {
+  AlfworldExpertRecordSchema,
+  EXPERT_TRAJECTORIES_FILE,
+  expertRecordToTrajectory,
+  loadAlfworldExpertTrajectories,
+} from './datasets/expert-trajectories.js';
 import { parseAlfworldListing } from './episode-tracker.js';
 import { ALFWORLD_TASK_TYPES, AlfworldTaskTypeSchema } from './task-types.js';
 
@@ -108,5 +121,40 @@ export async function loadAlfworldVocabulary(dir: string): Promise<AlfworldVocab
   for await (const trajectory of loadAlfworldExpertTrajectories(dir, { splits: ['train'] })) {
     trajectories.push(trajectory);
   }
+  return buildAlfworldVocabulary(trajectories);
+}
+
+/**
+ * {@link loadAlfworldVocabulary} without `await`, for `createAlfworldAdapter({ dataDir })`,
+ * whose synchronous `mutateTask` builds the vocabulary on first use.
+ */
+export function loadAlfworldVocabularySync(dir: string): AlfworldVocabulary {
+  const file = join(dir, EXPERT_TRAJECTORIES_FILE);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new DatasetNotFoundError(
+      `Cannot build the ALFWorld vocabulary: ${file} is missing. Pass the ALFWorld data directory as dataDir.`,
+      { path: file, cause: error },
+    );
+  }
+  const trajectories: Trajectory[] = [];
+  text.split('\n').forEach((lineText, index) => {
+    if (lineText.trim() === '') return;
+    const where = { file, line: index + 1 };
+    let value: unknown;
+    try {
+      value = JSON.parse(lineText);
+    } catch (error) {
+      throw new DatasetFormatError(`invalid JSON (${(error as Error).message})`, {
+        ...where,
+        cause: error,
+      });
+    }
+    const record = parseRecord(AlfworldExpertRecordSchema, value, where);
+    if (record.game.startsWith('train/'))
+      trajectories.push(expertRecordToTrajectory(record, where));
+  });
   return buildAlfworldVocabulary(trajectories);
 }

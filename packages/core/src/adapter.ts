@@ -3,6 +3,7 @@
  * Adapters (`@dreamgym/alfworld`, `@dreamgym/webshop`, `@dreamgym/webarena-lite`) implement
  * it and run the conformance suite from `@dreamgym/core/testing`.
  */
+import type { ConsistencyHints } from './experience/episode-consistency.js';
 import type { Environment } from './mdp/environment.js';
 import type { Observation, Step, Task, Trajectory } from './mdp/schemas.js';
 import type { SeededRandom } from './random/seeded-random.js';
@@ -70,6 +71,11 @@ export interface DomainAdapter<RawObservation = unknown, RealOptions = unknown> 
   candidateActions(observation: Observation, history: readonly Step[]): string[];
   readonly datasets: DomainDatasets;
   readonly prompts: DomainPrompts;
+  /**
+   * What the domain's actions do to what the agent has seen (revisits, taking, placing),
+   * so the embedded `RetrievalExperienceModel` keeps synthetic episodes consistent.
+   */
+  readonly experienceHints?: ConsistencyHints;
   /**
    * A new task of the same kind as `task` with other entities or constraints (the
    * embedded curriculum generator), or undefined when none can be made.

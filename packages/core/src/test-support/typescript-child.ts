@@ -9,12 +9,21 @@ import { mkdir } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { build } from 'esbuild';
 
-const cacheDirectory = resolve(import.meta.dirname, '../../../../node_modules/.cache/dreamgym-test-children');
+const cacheDirectory = resolve(
+  import.meta.dirname,
+  '../../../../node_modules/.cache/dreamgym-test-children',
+);
 
 /** Bundles `entry` (an absolute path to a .ts file) and starts it with `args`; stdout is piped. */
-export async function startTypeScriptChild(entry: string, args: readonly string[]): Promise<ChildProcess> {
+export async function startTypeScriptChild(
+  entry: string,
+  args: readonly string[],
+): Promise<ChildProcess> {
   await mkdir(cacheDirectory, { recursive: true });
-  const outfile = join(cacheDirectory, `${basename(entry, '.ts')}-${process.pid}-${Date.now()}.mjs`);
+  const outfile = join(
+    cacheDirectory,
+    `${basename(entry, '.ts')}-${process.pid}-${Date.now()}.mjs`,
+  );
   await build({
     entryPoints: [entry],
     bundle: true,
@@ -29,10 +38,17 @@ export async function startTypeScriptChild(entry: string, args: readonly string[
 }
 
 /** Resolves with the first stdout line matching `pattern`; rejects when the child exits first. */
-export function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 60_000): Promise<string> {
+export function waitForLine(
+  child: ChildProcess,
+  pattern: RegExp,
+  timeoutMs = 60_000,
+): Promise<string> {
   return new Promise((resolvePromise, reject) => {
     let buffered = '';
-    const timer = setTimeout(() => reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     const onData = (chunk: Buffer) => {
       buffered += chunk.toString('utf8');
       const lines = buffered.split('\n');

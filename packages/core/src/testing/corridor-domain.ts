@@ -47,7 +47,11 @@ function observeCorridor(
   };
 }
 
-function admissibleCorridorActions(layout: CorridorLayout, position: number, holdsKey: boolean): string[] {
+function admissibleCorridorActions(
+  layout: CorridorLayout,
+  position: number,
+  holdsKey: boolean,
+): string[] {
   const actions: string[] = [];
   if (position > 0) actions.push('go left');
   if (position < layout.length - 1) actions.push('go right');

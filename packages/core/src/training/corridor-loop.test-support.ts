@@ -2,11 +2,23 @@
  * Test support (not exported): a complete DreamGym run on the corridor domain with the
  * embedded defaults, shared by the loop test and its crash child.
  */
+
+import {
+  corridorBuffer,
+  corridorTrajectories,
+} from '../experience/corridor-experience.test-support.js';
 import { RetrievalExperienceModel } from '../experience/retrieval-experience-model.js';
 import type { Task } from '../mdp/schemas.js';
-import { CorridorEnvironment, corridorTask, createCorridorAdapter } from '../testing/corridor-domain.js';
-import { corridorBuffer, corridorTrajectories } from '../experience/corridor-experience.test-support.js';
-import { DreamGymLoop, type DreamGymConfigInput, type DreamGymComponents } from './dreamgym-loop.js';
+import {
+  CorridorEnvironment,
+  corridorTask,
+  createCorridorAdapter,
+} from '../testing/corridor-domain.js';
+import {
+  type DreamGymComponents,
+  type DreamGymConfigInput,
+  DreamGymLoop,
+} from './dreamgym-loop.js';
 
 /** Seed tasks: corridors of 8 rooms with the key and the door far from the entrance. */
 export function corridorSeedTasks(): Task[] {
@@ -45,7 +57,9 @@ export async function corridorLoop(
 ): Promise<DreamGymLoop> {
   const seedTasks = corridorSeedTasks();
   const offline = await corridorTrajectories(seedTasks, 3, 5);
-  const replayBuffer = await corridorBuffer(offline.map((trajectory) => ({ ...trajectory, source: 'offline' })));
+  const replayBuffer = await corridorBuffer(
+    offline.map((trajectory) => ({ ...trajectory, source: 'offline' })),
+  );
   return new DreamGymLoop(
     corridorLoopConfig,
     {

@@ -3,12 +3,16 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CheckpointError, ConfigError } from '../errors.js';
-import { startTypeScriptChild, waitForLine } from '../test-support/typescript-child.js';
 import { evaluatePolicy } from '../eval/policy-evaluation.js';
 import { LinearSoftmaxPolicy } from '../policy/linear-softmax-policy.js';
 import { SeededRandom } from '../random/seeded-random.js';
+import { startTypeScriptChild, waitForLine } from '../test-support/typescript-child.js';
 import { CorridorEnvironment } from '../testing/corridor-domain.js';
-import { corridorLoop, corridorLoopConfig, corridorSeedTasks } from './corridor-loop.test-support.js';
+import {
+  corridorLoop,
+  corridorLoopConfig,
+  corridorSeedTasks,
+} from './corridor-loop.test-support.js';
 import { parseDreamGymConfig } from './dreamgym-loop.js';
 import type { IterationMetrics } from './metrics.js';
 
@@ -54,16 +58,19 @@ describe('DreamGymLoop on the corridor with the embedded defaults', () => {
       `corridor loop: synthetic success ${synthetic.map((r) => r.successRate.toFixed(2)).join(' ')}; final evaluations ${JSON.stringify(finalEvaluations)}`,
     );
     expect(lastThree).toBeGreaterThanOrEqual(first + 0.3);
-    expect(metrics.filter((record) => record.evaluations.length > 0).map((record) => record.iteration)).toEqual([
-      3,
-      7,
-      metrics.at(-1)!.iteration,
-    ]);
+    expect(
+      metrics.filter((record) => record.evaluations.length > 0).map((record) => record.iteration),
+    ).toEqual([3, 7, metrics.at(-1)!.iteration]);
 
     // Sim-to-real: the budget is spent exactly, never exceeded.
     expect(real.at(-1)!.realTransitions).toBe(120);
-    expect(finalEvaluations.map((evaluation) => evaluation.environment)).toEqual(['synthetic', 'real']);
-    const realEvaluation = finalEvaluations.find((evaluation) => evaluation.environment === 'real')!;
+    expect(finalEvaluations.map((evaluation) => evaluation.environment)).toEqual([
+      'synthetic',
+      'real',
+    ]);
+    const realEvaluation = finalEvaluations.find(
+      (evaluation) => evaluation.environment === 'real',
+    )!;
     expect(realEvaluation.episodes).toBe(6);
     // Trained on synthetic experience (and a little real), the policy solves real corridors
     // that the untrained uniform policy almost never solves.
@@ -82,7 +89,9 @@ describe('DreamGymLoop on the corridor with the embedded defaults', () => {
     expect(realEvaluation.successRate).toBeGreaterThanOrEqual(0.5);
 
     // The run folder holds what `dreamgym report` reads.
-    const lines = (await readFile(join(directory, 'run', 'metrics.jsonl'), 'utf8')).trim().split('\n');
+    const lines = (await readFile(join(directory, 'run', 'metrics.jsonl'), 'utf8'))
+      .trim()
+      .split('\n');
     expect(lines).toHaveLength(metrics.length);
     expect(JSON.parse(await readFile(join(directory, 'run', 'config.json'), 'utf8')).seed).toBe(11);
   });
@@ -91,17 +100,26 @@ describe('DreamGymLoop on the corridor with the embedded defaults', () => {
     const reference = await (await corridorLoop(join(directory, 'reference'))).run();
 
     const crashed = join(directory, 'crashed');
-    const child = await startTypeScriptChild(resolve(import.meta.dirname, 'dreamgym-loop-child.test-support.ts'), [crashed]);
+    const child = await startTypeScriptChild(
+      resolve(import.meta.dirname, 'dreamgym-loop-child.test-support.ts'),
+      [crashed],
+    );
     // checkpointEvery is 2: after iteration 3 the run folder holds work past the checkpoint.
     await waitForLine(child, /^iteration 3$/);
     child.kill('SIGKILL');
     await new Promise((resolveExit) => child.once('exit', resolveExit));
-    const linesAtCrash = (await readFile(join(crashed, 'metrics.jsonl'), 'utf8')).trim().split('\n').length;
+    const linesAtCrash = (await readFile(join(crashed, 'metrics.jsonl'), 'utf8'))
+      .trim()
+      .split('\n').length;
     expect(linesAtCrash).toBeGreaterThanOrEqual(3);
 
     const resumed = await (await corridorLoop(crashed)).run({ resume: true });
     expect(withoutTimings(resumed.metrics)).toEqual(withoutTimings(reference.metrics));
-    expect(Buffer.from(resumed.policy.weights.buffer).equals(Buffer.from(reference.policy.weights.buffer))).toBe(true);
+    expect(
+      Buffer.from(resumed.policy.weights.buffer).equals(
+        Buffer.from(reference.policy.weights.buffer),
+      ),
+    ).toBe(true);
   });
 
   it('refuses to overwrite a run, and detects a corrupt checkpoint', async () => {
@@ -111,7 +129,9 @@ describe('DreamGymLoop on the corridor with the embedded defaults', () => {
     await expect((await corridorLoop(run)).run()).rejects.toThrow(/already holds a run.*--resume/);
     const latest = (await readFile(join(run, 'checkpoints', 'LATEST'), 'utf8')).trim();
     await writeFile(join(run, 'checkpoints', latest, 'policy-weights.bin'), 'garbage');
-    const error = await (await corridorLoop(run)).run({ resume: true }).catch((thrown: unknown) => thrown);
+    const error = await (await corridorLoop(run))
+      .run({ resume: true })
+      .catch((thrown: unknown) => thrown);
     expect(CheckpointError.isInstance(error)).toBe(true);
     expect((error as Error).message).toMatch(/policy-weights\.bin is corrupt/);
   });

@@ -20,13 +20,13 @@ import { Curriculum, CurriculumConfigSchema } from '../curriculum/curriculum.js'
 import { MutationTaskGenerator } from '../curriculum/mutation-task-generator.js';
 import type { TaskGenerator } from '../curriculum/task-generator.js';
 import { TaskPool } from '../curriculum/task-pool.js';
-import { type TaskRolloutGroup } from '../curriculum/task-value.js';
+import type { TaskRolloutGroup } from '../curriculum/task-value.js';
 import { CheckpointError, ConfigError } from '../errors.js';
 import { evaluatePolicy } from '../eval/policy-evaluation.js';
 import type { ExperienceModel } from '../experience/experience-model.js';
 import { SyntheticEnvironment } from '../experience/synthetic-environment.js';
-import { formatFieldPath, readJsonl } from '../mdp/jsonl.js';
 import type { Environment } from '../mdp/environment.js';
+import { formatFieldPath, readJsonl } from '../mdp/jsonl.js';
 import { type Task, type Transition, TransitionSchema } from '../mdp/schemas.js';
 import { trajectoryToTransitions } from '../mdp/transitions.js';
 import {
@@ -35,7 +35,7 @@ import {
 } from '../policy/linear-softmax-policy.js';
 import { type RandomState, SeededRandom } from '../random/seeded-random.js';
 import type { ReplayBuffer } from '../replay/replay-buffer.js';
-import { CheckpointStore, writeFileAtomic } from './checkpoint-store.js';
+import { CheckpointStore, type LoadedCheckpoint, writeFileAtomic } from './checkpoint-store.js';
 import { EnvironmentPool } from './environment-pool.js';
 import { GrpoTrainer } from './grpo-trainer.js';
 import { LinearValueFunction, type LinearValueFunctionState } from './linear-value-function.js';
@@ -71,8 +71,10 @@ export const DreamGymConfigSchema = z.object({
   rolloutsPerTask: z.number().int().positive().default(4),
   /** Steps after which an episode is cut off. */
   maxSteps: z.number().int().positive().default(30),
-  /** Environments stepping at once. */
+  /** Synthetic environments stepping at once. */
   concurrency: z.number().int().positive().default(8),
+  /** Real environments stepping at once (sim-to-real and real evaluation): real engines are costly. */
+  realConcurrency: z.number().int().positive().default(2),
   /** The RL algorithm. `dr-grpo` is GRPO without the std normalisation. */
   algorithm: z.enum(['grpo', 'dr-grpo', 'ppo']).default('grpo'),
   trainer: z
@@ -125,7 +127,12 @@ export const DreamGymConfigSchema = z.object({
       /** Add real transitions to the replay buffer (source `real`). */
       addToBuffer: z.boolean().default(true),
     })
-    .default({ realTransitionBudget: 0, tasksPerIteration: 8, rolloutsPerTask: 4, addToBuffer: true }),
+    .default({
+      realTransitionBudget: 0,
+      tasksPerIteration: 8,
+      rolloutsPerTask: 4,
+      addToBuffer: true,
+    }),
   /** Write a checkpoint every this many iterations (1: after each). */
   checkpointEvery: z.number().int().positive().default(1),
 });
@@ -193,7 +200,10 @@ const CountersSchema = z.object({
 type Counters = z.infer<typeof CountersSchema>;
 
 /** One line of `experience.jsonl`: a transition the run added to the buffer, with its iteration. */
-const ExperienceLineSchema = z.object({ iteration: z.number().int().nonnegative(), transition: TransitionSchema });
+const ExperienceLineSchema = z.object({
+  iteration: z.number().int().nonnegative(),
+  transition: TransitionSchema,
+});
 
 function stableHash(value: unknown): string {
   let hash = 0x811c9dc5;
@@ -213,6 +223,15 @@ function floatsOf(bytes: Uint8Array): Float32Array {
   return new Float32Array(Uint8Array.from(bytes).buffer);
 }
 
+function policyFromCheckpoint(checkpoint: LoadedCheckpoint): LinearSoftmaxPolicy {
+  return LinearSoftmaxPolicy.fromState({
+    header: checkpoint.json<LinearSoftmaxPolicyHeader>('policy-header'),
+    weights: floatsOf(checkpoint.bytes('policy-weights')),
+    adamM: floatsOf(checkpoint.bytes('policy-adam-m')),
+    adamV: floatsOf(checkpoint.bytes('policy-adam-v')),
+  });
+}
+
 /** Keeps the first `lines` lines of a text file (drops what a crashed run wrote after its checkpoint). */
 async function truncateLines(file: string, lines: number): Promise<void> {
   let text: string;
@@ -220,7 +239,10 @@ async function truncateLines(file: string, lines: number): Promise<void> {
     text = await readFile(file, 'utf8');
   } catch {
     if (lines === 0) return;
-    throw new CheckpointError(`${file} is missing but the checkpoint covers ${lines} lines of it.`, { path: file });
+    throw new CheckpointError(
+      `${file} is missing but the checkpoint covers ${lines} lines of it.`,
+      { path: file },
+    );
   }
   const kept = text.split('\n').slice(0, lines);
   if (kept.length < lines || kept.some((line) => line.trim() === '')) {
@@ -257,7 +279,9 @@ export class DreamGymLoop {
   ) {
     this.config = parseDreamGymConfig(config);
     if (components.seedTasks.length === 0) {
-      throw new ConfigError('The DreamGym loop needs at least one seed task.', { field: 'seedTasks' });
+      throw new ConfigError('The DreamGym loop needs at least one seed task.', {
+        field: 'seedTasks',
+      });
     }
     if (this.config.simToReal.realTransitionBudget > 0 && !components.realEnvironment) {
       throw new ConfigError(
@@ -266,12 +290,20 @@ export class DreamGymLoop {
       );
     }
     if (this.config.evaluation.environments.includes('real') && !components.realEnvironment) {
-      throw new ConfigError('evaluation.environments includes "real" but no real environment is given.', {
-        field: 'evaluation.environments',
-      });
+      throw new ConfigError(
+        'evaluation.environments includes "real" but no real environment is given.',
+        {
+          field: 'evaluation.environments',
+        },
+      );
     }
     this.checkpoints = new CheckpointStore(join(runDirectory, 'checkpoints'));
     this.log = components.log ?? (() => {});
+  }
+
+  /** Name of the latest checkpoint in a run folder, or undefined for a new run. */
+  static latestCheckpoint(runDirectory: string): Promise<string | undefined> {
+    return new CheckpointStore(join(runDirectory, 'checkpoints')).latestName();
   }
 
   private get files() {
@@ -285,9 +317,12 @@ export class DreamGymLoop {
   /** Total iterations the run will make: the synthetic ones, then at least one real one when there is a budget. */
   private plannedIterations(): number {
     const { simToReal } = this.config;
-    const perRealIteration = simToReal.tasksPerIteration * simToReal.rolloutsPerTask * this.config.maxSteps;
+    const perRealIteration =
+      simToReal.tasksPerIteration * simToReal.rolloutsPerTask * this.config.maxSteps;
     const realIterations =
-      simToReal.realTransitionBudget > 0 ? Math.ceil(simToReal.realTransitionBudget / perRealIteration) : 0;
+      simToReal.realTransitionBudget > 0
+        ? Math.ceil(simToReal.realTransitionBudget / perRealIteration)
+        : 0;
     return this.config.iterations + realIterations;
   }
 
@@ -325,15 +360,12 @@ export class DreamGymLoop {
           { path: this.runDirectory },
         );
       }
-      const header = checkpoint.json<LinearSoftmaxPolicyHeader>('policy-header');
-      policy = LinearSoftmaxPolicy.fromState({
-        header,
-        weights: floatsOf(checkpoint.bytes('policy-weights')),
-        adamM: floatsOf(checkpoint.bytes('policy-adam-m')),
-        adamV: floatsOf(checkpoint.bytes('policy-adam-v')),
-      });
+      policy = policyFromCheckpoint(checkpoint);
       if (checkpoint.parts().includes('value-header')) {
-        const valueHeader = checkpoint.json<Omit<LinearValueFunctionState, 'weights' | 'adamM' | 'adamV'>>('value-header');
+        const valueHeader =
+          checkpoint.json<Omit<LinearValueFunctionState, 'weights' | 'adamM' | 'adamV'>>(
+            'value-header',
+          );
         valueFunction = LinearValueFunction.fromState({
           ...valueHeader,
           weights: floatsOf(checkpoint.bytes('value-weights')),
@@ -352,9 +384,12 @@ export class DreamGymLoop {
       });
       await truncateLines(this.files.metrics, counters.metricsLines);
       await truncateLines(this.files.experience, counters.experienceLines);
-      for await (const record of readJsonl(this.files.metrics, IterationMetricsSchema)) metrics.push(record);
+      for await (const record of readJsonl(this.files.metrics, IterationMetricsSchema))
+        metrics.push(record);
       await this.replayExperience();
-      this.log(`resumed ${this.runDirectory} from checkpoint ${checkpoint.name} (iteration ${counters.iteration})`);
+      this.log(
+        `resumed ${this.runDirectory} from checkpoint ${checkpoint.name} (iteration ${counters.iteration})`,
+      );
     } else {
       const random = new SeededRandom(config.seed);
       policy =
@@ -389,13 +424,25 @@ export class DreamGymLoop {
 
     const random = SeededRandom.fromState(counters.random as RandomState);
     const synthetic = new EnvironmentPool(() => this.createSyntheticEnvironment());
-    const real = components.realEnvironment ? new EnvironmentPool(components.realEnvironment) : undefined;
-    const budget = new RealTransitionBudget(config.simToReal.realTransitionBudget, counters.realTransitions);
+    const real = components.realEnvironment
+      ? new EnvironmentPool(components.realEnvironment)
+      : undefined;
+    const budget = new RealTransitionBudget(
+      config.simToReal.realTransitionBudget,
+      counters.realTransitions,
+    );
     const total = this.plannedIterations();
     const trainerFor = (phase: 'synthetic' | 'real') =>
-      this.createTrainer(policy, valueFunction, reference, random, phase, phase === 'synthetic'
-        ? () => synthetic.lease()
-        : async () => new BudgetedEnvironment(await real!.lease(), budget));
+      this.createTrainer(
+        policy,
+        valueFunction,
+        reference,
+        random,
+        phase,
+        phase === 'synthetic'
+          ? () => synthetic.lease()
+          : async () => new BudgetedEnvironment(await real!.lease(), budget),
+      );
 
     try {
       let trainer = trainerFor('synthetic');
@@ -403,17 +450,47 @@ export class DreamGymLoop {
         options.signal?.throwIfAborted();
         const started = performance.now();
         const batch = curriculum.sampleBatch(config.tasksPerIteration, random);
-        const update = await trainer.step({ tasks: batch, ...(options.signal ? { signal: options.signal } : {}) });
+        const update = await trainer.step({
+          tasks: batch,
+          ...(options.signal ? { signal: options.signal } : {}),
+        });
         const rollouts = trainer.lastRollouts.map((scored) => scored.rollout);
         counters.syntheticTransitions += update.steps;
         if (config.replayWriteBack) await this.addExperience(rollouts, 'synthetic', counters);
         curriculum.observe(rewardGroups(rollouts), counters.iteration);
-        const growth = await curriculum.grow(counters.iteration, random, options.signal ? { signal: options.signal } : {});
-        if (growth.added.length > 0) this.log(`iteration ${counters.iteration}: ${growth.added.length} new tasks`);
-        const isLast = counters.iteration + 1 === config.iterations && config.simToReal.realTransitionBudget === 0;
-        const evaluations = await this.evaluateIfDue(counters.iteration + 1, isLast, policy, random, synthetic, real);
-        await this.finishIteration(counters, 'synthetic', update, batch, curriculum, evaluations, started, metrics, total);
-        if ((counters.iteration % config.checkpointEvery === 0) || counters.iteration === config.iterations) {
+        const growth = await curriculum.grow(
+          counters.iteration,
+          random,
+          options.signal ? { signal: options.signal } : {},
+        );
+        if (growth.added.length > 0)
+          this.log(`iteration ${counters.iteration}: ${growth.added.length} new tasks`);
+        const isLast =
+          counters.iteration + 1 === config.iterations &&
+          config.simToReal.realTransitionBudget === 0;
+        const evaluations = await this.evaluateIfDue(
+          counters.iteration + 1,
+          isLast,
+          policy,
+          random,
+          synthetic,
+          real,
+        );
+        await this.finishIteration(
+          counters,
+          'synthetic',
+          update,
+          batch,
+          curriculum,
+          evaluations,
+          started,
+          metrics,
+          total,
+        );
+        if (
+          counters.iteration % config.checkpointEvery === 0 ||
+          counters.iteration === config.iterations
+        ) {
           await this.saveCheckpoint(counters, random, policy, valueFunction, reference, curriculum);
         }
       }
@@ -429,15 +506,39 @@ export class DreamGymLoop {
             .shuffle([...components.seedTasks])
             .slice(0, config.simToReal.tasksPerIteration);
           const spentBefore = budget.spent;
-          const update = await trainer.step({ tasks: batch, ...(options.signal ? { signal: options.signal } : {}) });
+          const update = await trainer.step({
+            tasks: batch,
+            ...(options.signal ? { signal: options.signal } : {}),
+          });
           counters.realTransitions = budget.spent;
           if (budget.spent === spentBefore) break;
           if (config.simToReal.addToBuffer) {
-            await this.addExperience(trainer.lastRollouts.map((scored) => scored.rollout), 'real', counters);
+            await this.addExperience(
+              trainer.lastRollouts.map((scored) => scored.rollout),
+              'real',
+              counters,
+            );
           }
           const isLast = budget.remaining === 0;
-          const evaluations = await this.evaluateIfDue(counters.iteration + 1, isLast, policy, random, synthetic, real);
-          await this.finishIteration(counters, 'real', update, batch, curriculum, evaluations, started, metrics, total);
+          const evaluations = await this.evaluateIfDue(
+            counters.iteration + 1,
+            isLast,
+            policy,
+            random,
+            synthetic,
+            real,
+          );
+          await this.finishIteration(
+            counters,
+            'real',
+            update,
+            batch,
+            curriculum,
+            evaluations,
+            started,
+            metrics,
+            total,
+          );
           await this.saveCheckpoint(counters, random, policy, valueFunction, reference, curriculum);
         }
         await trainer.close();
@@ -479,14 +580,21 @@ export class DreamGymLoop {
       environmentFactory,
       tasks: components.seedTasks,
       random,
-      candidateActions: (observation: Parameters<DomainAdapter['candidateActions']>[0], history: Parameters<DomainAdapter['candidateActions']>[1]) =>
-        components.adapter.candidateActions(observation, history),
+      candidateActions: (
+        observation: Parameters<DomainAdapter['candidateActions']>[0],
+        history: Parameters<DomainAdapter['candidateActions']>[1],
+      ) => components.adapter.candidateActions(observation, history),
       maxSteps: config.maxSteps,
-      concurrency: config.concurrency,
-      rolloutsPerTask: phase === 'synthetic' ? config.rolloutsPerTask : config.simToReal.rolloutsPerTask,
+      concurrency: phase === 'synthetic' ? config.concurrency : config.realConcurrency,
+      rolloutsPerTask:
+        phase === 'synthetic' ? config.rolloutsPerTask : config.simToReal.rolloutsPerTask,
       epochs: config.trainer.epochs,
-      ...(config.trainer.miniBatchSize === undefined ? {} : { miniBatchSize: config.trainer.miniBatchSize }),
-      ...(config.trainer.learningRate === undefined ? {} : { learningRate: config.trainer.learningRate }),
+      ...(config.trainer.miniBatchSize === undefined
+        ? {}
+        : { miniBatchSize: config.trainer.miniBatchSize }),
+      ...(config.trainer.learningRate === undefined
+        ? {}
+        : { learningRate: config.trainer.learningRate }),
       maxGradNorm: config.trainer.maxGradNorm,
       loss: config.trainer.loss,
       ...(reference ? { referencePolicy: reference } : {}),
@@ -499,18 +607,27 @@ export class DreamGymLoop {
         ...(valueFunction ? { valueFunction } : {}),
       });
     }
-    return new GrpoTrainer({ ...common, estimator: config.algorithm === 'dr-grpo' ? 'dr-grpo' : 'grpo' });
+    return new GrpoTrainer({
+      ...common,
+      estimator: config.algorithm === 'dr-grpo' ? 'dr-grpo' : 'grpo',
+    });
   }
 
   /** Appends the rollouts' transitions to the experience log and the replay buffer, in rollout order. */
-  private async addExperience(rollouts: readonly Rollout[], source: 'synthetic' | 'real', counters: Counters): Promise<void> {
+  private async addExperience(
+    rollouts: readonly Rollout[],
+    source: 'synthetic' | 'real',
+    counters: Counters,
+  ): Promise<void> {
     const transitions: Transition[] = rollouts.flatMap((rollout) =>
       trajectoryToTransitions(rolloutToTrajectory(rollout, source), {
         trajectoryId: `${source}:${counters.iteration}:${rollout.id}`,
       }).map((transition) => ({ ...transition, policyVersion: counters.iteration })),
     );
     if (transitions.length === 0) return;
-    const lines = transitions.map((transition) => JSON.stringify({ iteration: counters.iteration, transition }));
+    const lines = transitions.map((transition) =>
+      JSON.stringify({ iteration: counters.iteration, transition }),
+    );
     await writeFile(this.files.experience, `${lines.join('\n')}\n`, { flag: 'a' });
     counters.experienceLines += transitions.length;
     await this.components.replayBuffer.add(transitions);
@@ -555,9 +672,10 @@ export class DreamGymLoop {
         episodesPerTask: evaluation.episodesPerTask,
         maxSteps: config.maxSteps,
         greedy: evaluation.greedy,
-        concurrency: config.concurrency,
+        concurrency: environment === 'real' ? config.realConcurrency : config.concurrency,
         random: random.fork(`evaluation:${iterationNumber}`),
-        candidateActions: (observation, history) => components.adapter.candidateActions(observation, history),
+        candidateActions: (observation, history) =>
+          components.adapter.candidateActions(observation, history),
       });
       results.push(metrics);
     }
@@ -639,4 +757,18 @@ export class DreamGymLoop {
     }
     await this.checkpoints.save(`iteration-${String(counters.iteration).padStart(6, '0')}`, parts);
   }
+}
+
+/** The policy of a run's latest checkpoint (for `dreamgym eval`). */
+export async function loadRunPolicy(
+  runDirectory: string,
+): Promise<{ policy: LinearSoftmaxPolicy; checkpoint: string }> {
+  const checkpoint = await new CheckpointStore(join(runDirectory, 'checkpoints')).load();
+  if (!checkpoint) {
+    throw new CheckpointError(
+      `${runDirectory} holds no checkpoint. Pass the --run-dir of a \`dreamgym train\` run that finished at least one iteration.`,
+      { path: runDirectory },
+    );
+  }
+  return { policy: policyFromCheckpoint(checkpoint), checkpoint: checkpoint.name };
 }

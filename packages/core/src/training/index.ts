@@ -14,6 +14,17 @@ export {
   whiten,
 } from './advantages.js';
 export {
+  type DreamGymComponents,
+  type DreamGymConfig,
+  type DreamGymConfigInput,
+  DreamGymConfigSchema,
+  DreamGymLoop,
+  type DreamGymResult,
+  loadRunPolicy,
+  parseDreamGymConfig,
+} from './dreamgym-loop.js';
+export { EnvironmentPool } from './environment-pool.js';
+export {
   type ArtTrajectoryGroupRecord,
   ArtTrajectoryGroupRecordSchema,
   ArtTrajectorySchema,
@@ -66,3 +77,4 @@ export {
   type RolloutStep,
   rolloutToTrajectory,
 } from './rollout.js';
+export { BudgetedEnvironment, RealTransitionBudget } from './sim-to-real.js';

@@ -236,7 +236,8 @@ export abstract class PolicyGradientTrainer {
     const rolloutStarted = performance.now();
     const tasks =
       options.tasks ?? this.random.shuffle([...this.tasks]).slice(0, this.tasksPerIteration);
-    if (tasks.length === 0) throw new ConfigError('step() needs at least one task.', { field: 'tasks' });
+    if (tasks.length === 0)
+      throw new ConfigError('step() needs at least one task.', { field: 'tasks' });
     const rollouts = await this.collector.collect({
       policy: this.policy,
       tasks,

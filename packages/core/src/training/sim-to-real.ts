@@ -17,9 +17,12 @@ export class RealTransitionBudget {
     spent = 0,
   ) {
     if (!Number.isInteger(total) || total < 0) {
-      throw new ConfigError(`The real-transition budget must be a non-negative integer, got ${total}.`, {
-        field: 'simToReal.realTransitionBudget',
-      });
+      throw new ConfigError(
+        `The real-transition budget must be a non-negative integer, got ${total}.`,
+        {
+          field: 'simToReal.realTransitionBudget',
+        },
+      );
     }
     this.spentCount = spent;
   }

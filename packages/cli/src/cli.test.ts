@@ -1,0 +1,171 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CommandIo, runCli } from './cli.js';
+
+function dataRoot(): string {
+  const root = process.env.DREAMGYM_DATA_DIR;
+  if (!root || !existsSync(join(root, 'alfworld'))) {
+    throw new Error(
+      'Set DREAMGYM_DATA_DIR to the shared data folder (it must hold alfworld/); CI uses ../shared/data.',
+    );
+  }
+  return resolve(root);
+}
+
+function capture(
+  env: NodeJS.ProcessEnv = {},
+): CommandIo & { out: () => string; err: () => string } {
+  let out = '';
+  let err = '';
+  return {
+    stdout: { write: (text: string) => (out += text) },
+    stderr: {
+      write: (text: string) => {
+        err += text;
+        if (process.env.DEBUG_CLI) process.stdout.write(text);
+      },
+    },
+    env,
+    cwd: process.cwd(),
+    out: () => out,
+    err: () => err,
+  };
+}
+
+let directory: string;
+beforeAll(async () => {
+  directory = await mkdtemp(join(tmpdir(), 'dreamgym-cli-'));
+});
+afterAll(async () => {
+  await rm(directory, { recursive: true, force: true });
+});
+
+describe('dreamgym', () => {
+  it('prints usage for --help and for train --help', async () => {
+    const io = capture();
+    expect(await runCli(['--help'], io)).toBe(0);
+    expect(io.out()).toMatch(/train .*\n.*eval/s);
+    const train = capture();
+    expect(await runCli(['train', '--help'], train)).toBe(0);
+    expect(train.out()).toMatch(/--domain NAME/);
+    expect(train.out()).toMatch(/--real-budget N/);
+  });
+
+  it('rejects bad flags, unknown domains and missing data with what to do', async () => {
+    const unknownFlag = capture();
+    expect(await runCli(['train', '--domain', 'alfworld', '--bogus'], unknownFlag)).toBe(2);
+    expect(unknownFlag.err()).toMatch(/Unknown option '--bogus'.*Usage: dreamgym train/s);
+
+    const badNumber = capture();
+    expect(
+      await runCli(
+        ['train', '--domain', 'alfworld', '--data', '.', '--iterations', 'ten'],
+        badNumber,
+      ),
+    ).toBe(2);
+    expect(badNumber.err()).toMatch(/--iterations must be an integer, got "ten"/);
+
+    const badConfig = capture();
+    expect(
+      await runCli(['train', '--domain', 'alfworld', '--data', '.', '--lambda', '2'], badConfig),
+    ).toBe(2);
+    expect(badConfig.err()).toMatch(/`curriculum\.lambda`/);
+
+    const unknownDomain = capture();
+    expect(await runCli(['train', '--domain', 'minecraft', '--data', '.'], unknownDomain)).toBe(2);
+    expect(unknownDomain.err()).toMatch(
+      /Unknown domain "minecraft".*Installed adapters: .*@dreamgym\/alfworld/s,
+    );
+
+    const noData = capture();
+    expect(await runCli(['train', '--domain', 'alfworld'], noData)).toBe(2);
+    expect(noData.err()).toMatch(/--data DIR is required.*DREAMGYM_DATA_DIR/);
+
+    const missingData = capture();
+    expect(
+      await runCli(
+        ['train', '--domain', 'alfworld', '--data', join(directory, 'nope')],
+        missingData,
+      ),
+    ).toBe(2);
+    expect(missingData.err()).toMatch(/does not exist\. Pass --data DIR/);
+
+    const unknownCommand = capture();
+    expect(await runCli(['fly'], unknownCommand)).toBe(2);
+    expect(unknownCommand.err()).toMatch(/Unknown command "fly"/);
+  });
+
+  it('trains briefly on ALFWorld, then evaluates and reports the run', {
+    timeout: 180_000,
+  }, async () => {
+    const runDirectory = join(directory, 'run');
+    const io = capture({ DREAMGYM_DATA_DIR: dataRoot() });
+    const code = await runCli(
+      [
+        'train',
+        '--domain',
+        'alfworld',
+        '--run-dir',
+        runDirectory,
+        '--offline-limit',
+        '400',
+        '--train-tasks',
+        '12',
+        '--eval-tasks',
+        '4',
+        '--iterations',
+        '2',
+        '--tasks-per-iteration',
+        '4',
+        '--rollouts-per-task',
+        '2',
+        '--max-steps',
+        '12',
+        '--eval-every',
+        '1',
+        '--seed',
+        '3',
+      ],
+      io,
+    );
+    expect(io.err()).not.toMatch(/unexpected/);
+    expect(code).toBe(0);
+    expect(io.out()).toMatch(/success before training: \d+\.\d% \[95% CI .*\] on 4 real episodes/);
+    expect(io.out()).toMatch(/success after training: +\d+\.\d%/);
+    expect(io.err()).toMatch(/dreamgym train .*2\/2/);
+    const metrics = (await readFile(join(runDirectory, 'metrics.jsonl'), 'utf8'))
+      .trim()
+      .split('\n');
+    expect(metrics).toHaveLength(2);
+
+    const evaluation = capture();
+    expect(await runCli(['eval', '--run-dir', runDirectory, '--eval-tasks', '2'], evaluation)).toBe(
+      0,
+    );
+    expect(evaluation.out()).toMatch(/success: .* on 2 real episodes/);
+
+    const report = capture();
+    expect(await runCli(['report', '--run-dir', runDirectory], report)).toBe(0);
+    expect(await readFile(join(runDirectory, 'report.html'), 'utf8')).toMatch(/<svg/);
+
+    const again = capture({ DREAMGYM_DATA_DIR: dataRoot() });
+    expect(
+      await runCli(
+        ['train', '--domain', 'alfworld', '--run-dir', runDirectory, '--offline-limit', '400'],
+        again,
+      ),
+    ).toBe(2);
+    expect(again.err()).toMatch(/already holds a run.*--resume/);
+  });
+
+  it('runs as the installed bin', async () => {
+    const bin = resolve(import.meta.dirname, '../dist/bin.js');
+    const { stdout } = await promisify(execFile)(process.execPath, [bin, 'report', '--help']);
+    expect(stdout).toMatch(/Usage: dreamgym report/);
+  });
+});

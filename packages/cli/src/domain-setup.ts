@@ -1,0 +1,135 @@
+/**
+ * Everything a DreamGym run of one domain needs, from a dataset directory: the adapter,
+ * seed and evaluation tasks, the replay buffer seeded with offline trajectories, the
+ * embedded experience model, and the real environment.
+ */
+
+import { existsSync } from 'node:fs';
+import {
+  ConfigError,
+  DatasetNotFoundError,
+  type DomainAdapter,
+  type Environment,
+  HashingEmbedder,
+  ReplayBuffer,
+  RetrievalExperienceModel,
+  readJsonl,
+  type Task,
+  type Trajectory,
+  TrajectorySchema,
+  trajectoryToTransitions,
+} from '@dreamgym/core';
+import { z } from 'zod';
+import { loadDomainAdapter } from './domains.js';
+
+/** What to load; `dreamgym train` fills it from its flags and config file. */
+export const DomainSetupOptionsSchema = z.object({
+  /** Domain name (`alfworld`, `webshop`...): the adapter package is `@dreamgym/<domain>`. */
+  domain: z.string().min(1),
+  /** The domain's dataset directory. */
+  data: z.string().min(1),
+  /** Adapter package to use instead of `@dreamgym/<domain>`. */
+  adapterPackage: z.string().min(1).optional(),
+  /** Seed tasks: the first N training tasks (default all). */
+  trainTasks: z.number().int().positive().optional(),
+  /** Split of the evaluation tasks. */
+  evalSplit: z.string().min(1).default('valid_seen'),
+  /** Evaluation tasks: the first N of the split (default all). */
+  evalTasks: z.number().int().positive().optional(),
+  /** Extra offline trajectories (JSONL of core Trajectory records), e.g. from `dreamgym data explore`. */
+  offline: z.array(z.string().min(1)).default([]),
+  /** Offline trajectories from the dataset: the first N (default all). */
+  offlineLimit: z.number().int().positive().optional(),
+  /** Vector index of the replay buffer; `auto`: flat below 20 000 transitions, HNSW above. */
+  index: z.enum(['auto', 'flat', 'hnsw']).default('auto'),
+  /** Dimension of the hashing embedder. */
+  embeddingDimension: z.number().int().min(16).max(4096).default(256),
+});
+export type DomainSetupOptions = z.input<typeof DomainSetupOptionsSchema>;
+
+export interface DomainSetup {
+  adapter: DomainAdapter;
+  seedTasks: Task[];
+  evaluationTasks: Task[];
+  /** The replay buffer holding the offline transitions only. */
+  replayBuffer: ReplayBuffer;
+  experienceModel: RetrievalExperienceModel;
+  realEnvironment: () => Promise<Environment>;
+  /** Offline transitions in the buffer. */
+  offlineTransitions: number;
+}
+
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const result: T[] = [];
+  for await (const item of items) result.push(item);
+  return result;
+}
+
+/** Loads a domain for training or evaluation; errors say which flag to fix. */
+export async function setUpDomain(
+  input: DomainSetupOptions,
+  log: (message: string) => void = () => {},
+): Promise<DomainSetup> {
+  const parsed = DomainSetupOptionsSchema.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError(`Invalid option \`${issue.path.join('.')}\`: ${issue.message}`, {
+      field: issue.path.join('.'),
+    });
+  }
+  const options = parsed.data;
+  if (!existsSync(options.data)) {
+    throw new DatasetNotFoundError(
+      `The ${options.domain} dataset directory ${options.data} does not exist. Pass --data DIR (or set DREAMGYM_DATA_DIR to the folder holding ${options.domain}/).`,
+      { path: options.data },
+    );
+  }
+  const adapter = await loadDomainAdapter(
+    options.domain,
+    { dataDir: options.data },
+    options.adapterPackage,
+  );
+  const seedTasks = await collect(
+    adapter.datasets.tasks.load(options.data, {
+      splits: ['train'],
+      ...(options.trainTasks === undefined ? {} : { limit: options.trainTasks }),
+    }),
+  );
+  const evaluationTasks = await collect(
+    adapter.datasets.tasks.load(options.data, {
+      splits: [options.evalSplit],
+      ...(options.evalTasks === undefined ? {} : { limit: options.evalTasks }),
+    }),
+  );
+  const trajectories: Trajectory[] = await collect(
+    adapter.datasets.trajectories.load(options.data, {
+      ...(options.offlineLimit === undefined ? {} : { limit: options.offlineLimit }),
+    }),
+  );
+  for (const file of options.offline)
+    trajectories.push(...(await collect(readJsonl(file, TrajectorySchema))));
+  const transitions = trajectories.flatMap((trajectory, index) =>
+    trajectoryToTransitions(trajectory, { trajectoryId: trajectory.id ?? `offline:${index}` }),
+  );
+  const index =
+    options.index === 'auto' ? (transitions.length > 20_000 ? 'hnsw' : 'flat') : options.index;
+  const embedder = new HashingEmbedder({ dimension: options.embeddingDimension });
+  const started = performance.now();
+  const replayBuffer = ReplayBuffer.create({ embedder, index: { type: index } });
+  await replayBuffer.add(transitions);
+  log(
+    `${options.domain}: ${seedTasks.length} seed tasks, ${evaluationTasks.length} ${options.evalSplit} tasks, ${replayBuffer.size} offline transitions (${index} index, ${((performance.now() - started) / 1000).toFixed(1)} s)`,
+  );
+  return {
+    adapter,
+    seedTasks,
+    evaluationTasks,
+    replayBuffer,
+    experienceModel: new RetrievalExperienceModel({
+      parseAction: (text) => adapter.parseAction(text),
+      ...(adapter.experienceHints ? { hints: adapter.experienceHints } : {}),
+    }),
+    realEnvironment: () => adapter.connectReal({}),
+    offlineTransitions: replayBuffer.size,
+  };
+}

@@ -1,0 +1,163 @@
+/**
+ * `dreamgym report`: a self-contained HTML page (inline SVG, no scripts, no network) with
+ * success rate, reward and task-pool growth per iteration, and the ablation table.
+ */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import {
+  DatasetNotFoundError,
+  type EvaluationMetrics,
+  type IterationMetrics,
+  IterationMetricsSchema,
+  readJsonl,
+} from '@dreamgym/core';
+import { type ChartSeries, escapeHtml, lineChart } from './svg-chart.js';
+
+/** One training run as the report sees it. */
+export interface ReportRun {
+  name: string;
+  metrics: IterationMetrics[];
+  /** The run's resolved configuration, shown folded under the table. */
+  config?: unknown;
+}
+
+/** Reads a run folder written by `dreamgym train` (`metrics.jsonl`, `config.json`). */
+export async function loadRun(
+  runDirectory: string,
+  name = basename(runDirectory),
+): Promise<ReportRun> {
+  const metricsPath = join(runDirectory, 'metrics.jsonl');
+  if (!existsSync(metricsPath)) {
+    throw new DatasetNotFoundError(
+      `${runDirectory} is not a run folder: it has no metrics.jsonl. Pass the --run-dir of a \`dreamgym train\` run.`,
+      { path: metricsPath },
+    );
+  }
+  const metrics: IterationMetrics[] = [];
+  for await (const record of readJsonl(metricsPath, IterationMetricsSchema)) metrics.push(record);
+  const configPath = join(runDirectory, 'config.json');
+  const config = existsSync(configPath)
+    ? JSON.parse(await readFile(configPath, 'utf8'))
+    : undefined;
+  return { name, metrics, config };
+}
+
+function percent(value: number): string {
+  return `${(value * 100).toFixed(1)}%`;
+}
+
+function lastEvaluations(run: ReportRun): EvaluationMetrics[] {
+  const withEvaluations = run.metrics.filter((record) => record.evaluations.length > 0);
+  return withEvaluations.at(-1)?.evaluations ?? [];
+}
+
+function evaluationSeries(run: ReportRun, environment: 'synthetic' | 'real'): ChartSeries {
+  return {
+    name: `${run.name} (eval, ${environment})`,
+    dashed: true,
+    points: run.metrics.flatMap((record) =>
+      record.evaluations
+        .filter((evaluation) => evaluation.environment === environment)
+        .map((evaluation): [number, number] => [record.iteration, evaluation.successRate]),
+    ),
+  };
+}
+
+/** Renders the report page for one or more runs (several runs form the ablation table). */
+export function renderReport(runs: ReportRun[], options: { title?: string } = {}): string {
+  const title = options.title ?? 'DreamGym training report';
+  const successSeries: ChartSeries[] = runs.flatMap((run, colorIndex) => [
+    {
+      name: `${run.name} (train)`,
+      colorIndex,
+      points: run.metrics.map((record): [number, number] => [record.iteration, record.successRate]),
+    },
+    ...(['synthetic', 'real'] as const)
+      .map((environment) => ({ ...evaluationSeries(run, environment), colorIndex }))
+      .filter((series) => series.points.length > 0),
+  ]);
+  const rewardSeries: ChartSeries[] = runs.map((run) => ({
+    name: run.name,
+    points: run.metrics.map((record): [number, number] => [record.iteration, record.meanReward]),
+  }));
+  const poolSeries: ChartSeries[] = runs.flatMap((run, colorIndex) => [
+    {
+      name: `${run.name} (pool)`,
+      colorIndex,
+      points: run.metrics.map((record): [number, number] => [record.iteration, record.poolSize]),
+    },
+    {
+      name: `${run.name} (generated)`,
+      colorIndex,
+      dashed: true,
+      points: run.metrics.map((record): [number, number] => [
+        record.iteration,
+        record.generatedTasks,
+      ]),
+    },
+  ]);
+  const bufferSeries: ChartSeries[] = runs.map((run) => ({
+    name: run.name,
+    points: run.metrics.map((record): [number, number] => [record.iteration, record.bufferSize]),
+  }));
+
+  const rows = runs.map((run) => {
+    const last = run.metrics.at(-1);
+    const evaluations = lastEvaluations(run);
+    const evaluationCell = (environment: 'synthetic' | 'real') => {
+      const evaluation = evaluations.find((candidate) => candidate.environment === environment);
+      if (!evaluation) return '<td>–</td>';
+      const [low, high] = evaluation.successInterval95;
+      return `<td>${percent(evaluation.successRate)} <span class="ci">[${percent(low)}, ${percent(high)}] n=${evaluation.episodes}</span></td>`;
+    };
+    return `<tr><th>${escapeHtml(run.name)}</th><td>${run.metrics.length}</td><td>${last ? percent(last.successRate) : '–'}</td>${evaluationCell('synthetic')}${evaluationCell('real')}<td>${last?.realTransitions ?? 0}</td><td>${last?.syntheticTransitions ?? 0}</td><td>${last?.poolSize ?? 0}</td></tr>`;
+  });
+
+  const configs = runs
+    .filter((run) => run.config !== undefined)
+    .map(
+      (run) =>
+        `<details><summary>${escapeHtml(run.name)} configuration</summary><pre>${escapeHtml(JSON.stringify(run.config, null, 2))}</pre></details>`,
+    );
+
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>
+  body { font-family: system-ui, sans-serif; margin: 24px auto; max-width: 1180px; color: #222; }
+  h1 { font-size: 22px; } h2 { font-size: 17px; margin-top: 28px; }
+  .charts { display: flex; flex-wrap: wrap; gap: 12px; }
+  .charts svg { border: 1px solid #ddd; background: #fff; }
+  table { border-collapse: collapse; font-size: 14px; }
+  th, td { border: 1px solid #ccc; padding: 4px 10px; text-align: right; }
+  th:first-child { text-align: left; }
+  .ci { color: #666; font-size: 12px; }
+  pre { background: #f6f6f6; padding: 8px; overflow: auto; font-size: 12px; }
+</style>
+</head>
+<body>
+<h1>${escapeHtml(title)}</h1>
+<p>${runs.length} run(s): ${runs.map((run) => escapeHtml(run.name)).join(', ')}. Training success is measured on the iteration's rollouts; evaluation curves are dashed.</p>
+<div class="charts">
+${lineChart({ title: 'Success rate per iteration', xLabel: 'iteration', yLabel: 'success rate', series: successSeries, yRange: [0, 1] })}
+${lineChart({ title: 'Mean episode reward', xLabel: 'iteration', yLabel: 'reward', series: rewardSeries })}
+${lineChart({ title: 'Task pool growth', xLabel: 'iteration', yLabel: 'tasks', series: poolSeries })}
+${lineChart({ title: 'Replay buffer size', xLabel: 'iteration', yLabel: 'transitions', series: bufferSeries })}
+</div>
+<h2>Runs and ablations</h2>
+<table>
+<thead><tr><th>run</th><th>iterations</th><th>final train success</th><th>eval success (synthetic)</th><th>eval success (real)</th><th>real transitions</th><th>synthetic transitions</th><th>task pool</th></tr></thead>
+<tbody>
+${rows.join('\n')}
+</tbody>
+</table>
+<p class="ci">Brackets: 95% Wilson interval and the number of evaluation episodes.</p>
+${configs.join('\n')}
+</body>
+</html>
+`;
+}

@@ -1,0 +1,22 @@
+/**
+ * `@dreamgym/cli`: the `dreamgym` command, and its building blocks for programmatic use.
+ */
+
+export { type CommandIo, runCli } from './cli.js';
+export {
+  type DomainSetup,
+  type DomainSetupOptions,
+  DomainSetupOptionsSchema,
+  setUpDomain,
+} from './domain-setup.js';
+export { adapterFactoryName, installedAdapterPackages, loadDomainAdapter } from './domains.js';
+export { loadRun, type ReportRun, renderReport } from './html-report.js';
+export {
+  estimateRemainingMs,
+  formatProgressBar,
+  formatProgressLine,
+  type ProgressOutput,
+  ProgressReporter,
+  type ProgressState,
+} from './progress.js';
+export { type ChartSeries, type LineChartOptions, lineChart } from './svg-chart.js';
