@@ -176,6 +176,6 @@ const results = {
   },
 };
 console.log(JSON.stringify(results, null, 2));
-const out = resolve('results', 'alfworld-engine.json');
+const out = resolve(import.meta.dirname, 'results', 'alfworld-engine.json');
 await writeFile(out, `${JSON.stringify(results, null, 2)}\n`);
 console.log(`wrote ${out}`);

@@ -280,6 +280,6 @@ const report = {
   synthetic,
   reasoning,
 };
-const out = resolve('results/experience.json');
+const out = resolve(import.meta.dirname, 'results', 'experience.json');
 await writeFile(out, `${JSON.stringify(report, null, 2)}\n`);
 console.log(`wrote ${out}`);

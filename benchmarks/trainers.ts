@@ -138,6 +138,6 @@ console.log(
 );
 writeFileSync(
   // The script runs bundled from benchmarks/dist/ (see package.json), next to results/.
-  join(import.meta.dirname, '..', 'results', 'trainers.json'),
+  join(import.meta.dirname, 'results', 'trainers.json'),
   `${JSON.stringify(result, null, 2)}\n`,
 );
