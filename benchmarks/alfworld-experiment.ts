@@ -20,18 +20,18 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { loadRun, type ReportRun, renderReport, setUpDomain } from '@dreamgym/cli';
 import {
   type DreamGymConfigInput,
   DreamGymLoop,
-  type EvaluationMetrics,
   EnvironmentPool,
+  type EvaluationMetrics,
   evaluatePolicy,
   LinearSoftmaxPolicy,
   type Policy,
   SeededRandom,
   type Task,
 } from '@dreamgym/core';
-import { loadRun, renderReport, type ReportRun, setUpDomain } from '@dreamgym/cli';
 
 const { values } = parseArgs({
   options: {
@@ -41,7 +41,10 @@ const { values } = parseArgs({
     unseen: { type: 'string', default: '134' },
     'max-steps': { type: 'string', default: '30' },
     exploration: { type: 'string', multiple: true },
-    conditions: { type: 'string', default: 'random,dreamgym,dreamgym-s2r,real-rl,no-curriculum,no-replay' },
+    conditions: {
+      type: 'string',
+      default: 'random,dreamgym,dreamgym-s2r,real-rl,no-curriculum,no-replay',
+    },
     seed: { type: 'string', default: '1' },
     servers: { type: 'string', default: '2' },
   },
@@ -79,8 +82,15 @@ const baseConfig: DreamGymConfigInput = {
 const conditions: Record<string, DreamGymConfigInput | 'random'> = {
   random: 'random',
   dreamgym: baseConfig,
-  'dreamgym-s2r': { ...baseConfig, simToReal: { ...baseConfig.simToReal, realTransitionBudget: Math.round(budget / 10) } },
-  'real-rl': { ...baseConfig, iterations: 0, simToReal: { ...baseConfig.simToReal, realTransitionBudget: budget } },
+  'dreamgym-s2r': {
+    ...baseConfig,
+    simToReal: { ...baseConfig.simToReal, realTransitionBudget: Math.round(budget / 10) },
+  },
+  'real-rl': {
+    ...baseConfig,
+    iterations: 0,
+    simToReal: { ...baseConfig.simToReal, realTransitionBudget: budget },
+  },
   'no-curriculum': { ...baseConfig, curriculum: { ...baseConfig.curriculum, enabled: false } },
   'no-replay': { ...baseConfig, retrieval: { enabled: false, k: 8 } },
 };
@@ -97,14 +107,25 @@ const log = (message: string) => process.stderr.write(`${message}\n`);
 const percent = (metrics: EvaluationMetrics) =>
   `${(100 * metrics.successRate).toFixed(1)}% [${(100 * metrics.successInterval95[0]).toFixed(1)}, ${(100 * metrics.successInterval95[1]).toFixed(1)}] n=${metrics.episodes}`;
 
-const setup = await setUpDomain({ domain: 'alfworld', data, offline: values.exploration ?? [], evalTasks: Number(values.seen) }, log);
+const setup = await setUpDomain(
+  { domain: 'alfworld', data, offline: values.exploration ?? [], evalTasks: Number(values.seen) },
+  log,
+);
 const unseen: Task[] = [];
-for await (const task of setup.adapter.datasets.tasks.load(data, { splits: ['valid_unseen'], limit: Number(values.unseen) })) {
+for await (const task of setup.adapter.datasets.tasks.load(data, {
+  splits: ['valid_unseen'],
+  limit: Number(values.unseen),
+})) {
   unseen.push(task);
 }
 const realPool = new EnvironmentPool(setup.realEnvironment);
 
-async function evaluateReal(policy: Policy, tasks: readonly Task[], random: SeededRandom, greedy: boolean) {
+async function evaluateReal(
+  policy: Policy,
+  tasks: readonly Task[],
+  random: SeededRandom,
+  greedy: boolean,
+) {
   const { metrics } = await evaluatePolicy({
     policy,
     environmentFactory: () => realPool.lease(),
@@ -118,7 +139,9 @@ async function evaluateReal(policy: Policy, tasks: readonly Task[], random: Seed
   return metrics;
 }
 
-const previous = existsSync(resultsFile) ? (JSON.parse(await readFile(resultsFile, 'utf8')) as { results?: ConditionResult[] }) : {};
+const previous = existsSync(resultsFile)
+  ? (JSON.parse(await readFile(resultsFile, 'utf8')) as { results?: ConditionResult[] })
+  : {};
 const results: ConditionResult[] = (previous.results ?? []).filter((result) =>
   values.conditions!.split(',').includes(result.condition),
 );
@@ -127,7 +150,10 @@ const scratch = await mkdtemp(join(tmpdir(), 'dreamgym-alfworld-experiment-'));
 try {
   for (const condition of values.conditions!.split(',')) {
     const config = conditions[condition];
-    if (config === undefined) throw new Error(`Unknown condition ${condition}; known: ${Object.keys(conditions).join(', ')}`);
+    if (config === undefined)
+      throw new Error(
+        `Unknown condition ${condition}; known: ${Object.keys(conditions).join(', ')}`,
+      );
     log(`== ${condition}`);
     const started = performance.now();
     let policy: LinearSoftmaxPolicy;
@@ -144,7 +170,14 @@ try {
         {
           adapter: setup.adapter,
           experienceModel: setup.experienceModel,
-          replayBuffer: (await setUpDomain({ domain: 'alfworld', data, offline: values.exploration ?? [], evalTasks: 1 })).replayBuffer,
+          replayBuffer: (
+            await setUpDomain({
+              domain: 'alfworld',
+              data,
+              offline: values.exploration ?? [],
+              evalTasks: 1,
+            })
+          ).replayBuffer,
           seedTasks: setup.seedTasks,
           realEnvironment: () => realPool.lease(),
           log,
@@ -167,8 +200,16 @@ try {
       valid_seen: await evaluateReal(policy, setup.evaluationTasks, random, greedy),
       valid_unseen: await evaluateReal(policy, unseen, random, greedy),
     };
-    log(`${condition}: valid_seen ${percent(evaluations.valid_seen)}, valid_unseen ${percent(evaluations.valid_unseen)}`);
-    const entry = { condition, realTransitions, syntheticTransitions, trainingSeconds, evaluations };
+    log(
+      `${condition}: valid_seen ${percent(evaluations.valid_seen)}, valid_unseen ${percent(evaluations.valid_unseen)}`,
+    );
+    const entry = {
+      condition,
+      realTransitions,
+      syntheticTransitions,
+      trainingSeconds,
+      evaluations,
+    };
     const index = results.findIndex((result) => result.condition === condition);
     if (index >= 0) results[index] = entry;
     else results.push(entry);
@@ -179,8 +220,10 @@ try {
           benchmark: 'alfworld-experiment',
           date: new Date().toISOString(),
           protocol: {
-            policy: 'LinearSoftmaxPolicy (2^18 hashed features), GRPO, greedy evaluation (random: sampled uniform)',
-            experienceModel: 'RetrievalExperienceModel over a HashingEmbedder replay buffer of expert + exploration trajectories',
+            policy:
+              'LinearSoftmaxPolicy (2^18 hashed features), GRPO, greedy evaluation (random: sampled uniform)',
+            experienceModel:
+              'RetrievalExperienceModel over a HashingEmbedder replay buffer of expert + exploration trajectories',
             budget,
             maxSteps,
             seed,
@@ -205,7 +248,9 @@ const table = results
       `<tr><th>${result.condition}</th><td>${result.realTransitions}</td><td>${result.syntheticTransitions}</td><td>${percent(result.evaluations.valid_seen)}</td><td>${percent(result.evaluations.valid_unseen)}</td></tr>`,
   )
   .join('\n');
-const html = renderReport(runs, { title: 'DreamGym on ALFWorld: the paper protocol at our scale' }).replace(
+const html = renderReport(runs, {
+  title: 'DreamGym on ALFWorld: the paper protocol at our scale',
+}).replace(
   '<h2>Runs and ablations</h2>',
   `<h2>Real-engine success (95% Wilson intervals)</h2>
 <table><thead><tr><th>condition</th><th>real transitions</th><th>synthetic transitions</th><th>valid_seen</th><th>valid_unseen</th></tr></thead>

@@ -113,7 +113,12 @@ export class RetrievalExperienceModel implements ExperienceModel {
 
   async predict(input: ExperienceInput): Promise<ExperiencePrediction> {
     const candidates = new Map<string, Candidate>();
-    const aligned: Array<{ demo: ScoredTransition; weight: number; overlap: number; text: string }> = [];
+    const aligned: Array<{
+      demo: ScoredTransition;
+      weight: number;
+      overlap: number;
+      text: string;
+    }> = [];
     let currentArgs: readonly string[] = [];
     try {
       currentArgs = this.parse(input.action).args;
