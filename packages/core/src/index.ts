@@ -15,6 +15,7 @@ export type {
   DomainPrompts,
   ParsedAction,
 } from './adapter.js';
+export * from './curriculum/index.js';
 export {
   ActionParseError,
   CheckpointError,
@@ -31,9 +32,13 @@ export {
   ModelOutputError,
   type RecordLocation,
 } from './errors.js';
+export * from './eval/index.js';
+export * from './experience/index.js';
 export * from './mdp/index.js';
 export * from './models/index.js';
 export * from './policy/index.js';
 export { type RandomState, SeededRandom } from './random/seeded-random.js';
 export * from './replay/index.js';
+export * from './training/checkpoint-store.js';
 export * from './training/index.js';
+export * from './training/metrics.js';

@@ -10,3 +10,32 @@ export type {
   TokenUsage,
 } from './chat-model.js';
 export type { EmbeddingModel } from './embedding-model.js';
+export {
+  HashingEmbedder,
+  type HashingEmbedderOptions,
+  HashingEmbedderOptionsSchema,
+} from './hashing-embedder.js';
+export { extractJson } from './json-extraction.js';
+export type { ModelClientDependencies } from './model-transport.js';
+export {
+  isResponseFormatRejection,
+  OpenAICompatibleChatModel,
+  type ResponseJsonSchema,
+  toResponseJsonSchema,
+} from './openai-compatible-chat-model.js';
+export {
+  type EmbeddingModelStats,
+  normalizeInPlace,
+  OpenAICompatibleEmbeddingModel,
+} from './openai-compatible-embedding-model.js';
+export {
+  type OpenAICompatibleChatModelOptions,
+  OpenAICompatibleChatModelOptionsSchema,
+  type OpenAICompatibleClientOptions,
+  OpenAICompatibleClientOptionsSchema,
+  type OpenAICompatibleEmbeddingModelOptions,
+  OpenAICompatibleEmbeddingModelOptionsSchema,
+  type StructuredOutputMode,
+  StructuredOutputModeSchema,
+} from './openai-compatible-options.js';
+export { Semaphore } from './semaphore.js';
