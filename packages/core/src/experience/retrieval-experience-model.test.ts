@@ -137,3 +137,29 @@ describe('RetrievalExperienceModel', () => {
     );
   });
 });
+
+describe('RetrievalExperienceModel termination prior', () => {
+  it('does not end the episode on a put the task never asked for, however its neighbours ended', async () => {
+    const model = new RetrievalExperienceModel();
+    const prediction = await model.predict({
+      task: TaskSchema.parse({ id: 't', domain: 'alfworld', instruction: 'put a hot apple in fridge.' }),
+      history: [],
+      state: { text: 'On the garbagecan 1, you see nothing.' },
+      action: 'put spatula 1 in/on garbagecan 1',
+      demos: [
+        demo('put mug 1 in/on shelf 1', 'You put the mug 1 in/on the shelf 1.', 0.9, {
+          done: true,
+          reward: 1,
+          instruction: 'put some mug on shelf.',
+        }),
+        demo('put egg 2 in/on countertop 1', 'You put the egg 2 in/on the countertop 1.', 0.88, {
+          done: true,
+          reward: 1,
+          instruction: 'put a egg in countertop.',
+        }),
+      ],
+    });
+    expect(prediction.observation.text).toBe('You put the spatula 1 in/on the garbagecan 1.');
+    expect(prediction).toMatchObject({ reward: 0, done: false, success: false });
+  });
+});

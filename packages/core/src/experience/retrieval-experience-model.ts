@@ -51,6 +51,13 @@ export interface RetrievalExperienceModelOptions {
    * weighs `exp(-d / temperature)`. Default 0.02 (0.05 less cosine: a twelfth of the weight).
    */
   temperature?: number;
+  /**
+   * Pseudo-weight of "the episode goes on" in the termination vote, in units of one
+   * perfectly matching neighbour. Episodes end rarely, so when the neighbours that end an
+   * episode relate to their tasks unlike the current action to its task (a `put` of an
+   * object the task never mentions), their weak votes lose to it. Default 0.25.
+   */
+  terminalPrior?: number;
   /** Identifies the model. Default `retrieval`. */
   id?: string;
 }
@@ -91,6 +98,7 @@ export class RetrievalExperienceModel implements ExperienceModel {
   private readonly rule: RewardRule;
   private readonly exactActionWeight: number;
   private readonly unverifiedWeight: number;
+  private readonly terminalPrior: number;
   private readonly temperature: number;
 
   constructor(options: RetrievalExperienceModelOptions = {}) {
@@ -100,6 +108,7 @@ export class RetrievalExperienceModel implements ExperienceModel {
     this.rule = RewardRuleSchema.parse(options.reward ?? {});
     this.exactActionWeight = options.exactActionWeight ?? 2;
     this.unverifiedWeight = options.unverifiedWeight ?? 0.05;
+    this.terminalPrior = options.terminalPrior ?? 0.25;
     this.temperature = options.temperature ?? 0.02;
     if (!(this.temperature > 0)) {
       throw new ConfigError(
@@ -184,7 +193,8 @@ export class RetrievalExperienceModel implements ExperienceModel {
       if (entry.demo.transition.done) doneWeight += weight;
       if (endedInSuccess(entry.demo)) successWeight += weight;
     }
-    const judgedDone = recollection === undefined && total > 0 && doneWeight / total > 0.5;
+    const judgedDone =
+      recollection === undefined && total > 0 && doneWeight / (total + this.terminalPrior) > 0.5;
     const judgedSuccess = judgedDone && successWeight / doneWeight > 0.5;
     const outcome = applyRewardRule(
       { done: judgedDone, success: judgedSuccess, reward: total > 0 ? rewardSum / total : 0 },
@@ -203,7 +213,7 @@ export class RetrievalExperienceModel implements ExperienceModel {
       info: {
         predictedBy: recollection ? 'history' : best ? 'neighbours' : 'default',
         supportingDemoIds: best?.demoIds ?? [],
-        doneProbability: total > 0 ? doneWeight / total : 0,
+        doneProbability: total > 0 ? doneWeight / (total + this.terminalPrior) : 0,
       },
     };
   }

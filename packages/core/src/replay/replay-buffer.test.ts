@@ -1,15 +1,15 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { appendFile, mkdir, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { appendFile, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, DatasetFormatError, IndexError, LockedError } from '../errors.js';
 import type { Transition } from '../mdp/schemas.js';
 import type { EmbeddingModel } from '../models/embedding-model.js';
 import { HashingEmbedder } from '../models/hashing-embedder.js';
 import { SeededRandom } from '../random/seeded-random.js';
+import { startTypeScriptChild } from '../test-support/typescript-child.js';
 import { actionType, loadExpertTransitions } from './expert-transitions.test-support.js';
 import { ReplayBuffer } from './replay-buffer.js';
 
@@ -357,7 +357,10 @@ describe('ReplayBuffer persistence', () => {
     const work = await temporaryDirectory();
     const transitionsFile = join(work, 'transitions.json');
     await writeFile(transitionsFile, JSON.stringify(train.slice(0, 3000)));
-    const child = await startAppendChild(directory, transitionsFile, 40);
+    const child = await startTypeScriptChild(
+      resolve(import.meta.dirname, 'append-child.test-support.ts'),
+      [directory, transitionsFile, '40'],
+    );
     const committed: string[] = [];
     await new Promise<void>((done, fail) => {
       const lines = createInterface({ input: child.stdout! });
@@ -440,32 +443,3 @@ describe('ReplayBuffer lock', () => {
     }
   });
 });
-
-/** Bundles the append child (TypeScript) with esbuild and starts it. */
-async function startAppendChild(
-  directory: string,
-  transitionsFile: string,
-  flushAfter: number,
-): Promise<ChildProcess> {
-  // Inside the repository's node_modules so that zod and faiss-node resolve from the bundle.
-  const outdir = resolve(
-    import.meta.dirname,
-    '../../../../node_modules/.cache/dreamgym-replay-test',
-  );
-  await mkdir(outdir, { recursive: true });
-  const outfile = join(outdir, `append-child-${process.pid}.mjs`);
-  await build({
-    entryPoints: [resolve(import.meta.dirname, 'append-child.test-support.ts')],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    packages: 'external',
-    outfile,
-    logLevel: 'silent',
-  });
-  const child = spawn(process.execPath, [outfile, directory, transitionsFile, String(flushAfter)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return child;
-}
