@@ -64,7 +64,7 @@ Loop (override the config file):
   --iterations N  --seed N  --algorithm grpo|dr-grpo|ppo  --tasks-per-iteration N
   --rollouts-per-task N  --max-steps N  --lambda X  --k N  --concurrency N
   --real-budget N            sim-to-real: real transitions to spend after the synthetic phase
-  --eval-every K             evaluate every K iterations and after the last (0: never)
+  --eval-every K             evaluate every K iterations and after the last (0: only after the last)
   --eval-env real|synthetic|both   where evaluations run (default real; synthetic needs
                              evaluation tasks with a known initial state)
   --no-replay  --no-curriculum  --no-history   ablations`;

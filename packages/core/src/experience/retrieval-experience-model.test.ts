@@ -163,3 +163,24 @@ describe('RetrievalExperienceModel termination prior', () => {
     expect(prediction).toMatchObject({ reward: 0, done: false, success: false });
   });
 });
+
+describe('RetrievalExperienceModel grounding', () => {
+  it('lets only offline and real neighbours vote on the outcome', async () => {
+    const model = new RetrievalExperienceModel();
+    const task = TaskSchema.parse({ id: 't', domain: 'alfworld', instruction: 'put a keychain in desk.' });
+    const synthetic = demo('put laptop 2 in/on shelf 1', 'You put the laptop 2 in/on the shelf 1.', 0.95, {
+      done: true,
+      reward: 1,
+      instruction: 'put a keychain in desk.',
+    });
+    const prediction = await model.predict({
+      task,
+      history: [],
+      state: { text: 'On the shelf 5, you see nothing.' },
+      action: 'put laptop 1 in/on shelf 5',
+      demos: [{ ...synthetic, transition: { ...synthetic.transition, source: 'synthetic' } }],
+    });
+    expect(prediction.observation.text).toBe('You put the laptop 1 in/on the shelf 5.');
+    expect(prediction).toMatchObject({ done: false, reward: 0 });
+  });
+});

@@ -176,12 +176,16 @@ export class RetrievalExperienceModel implements ExperienceModel {
     const noEffect = this.hints.noEffectObservations?.[0] ?? 'Nothing happens.';
     const text = recollection?.text ?? best?.text ?? noEffect;
 
-    // Termination and success: the neighbours that lead to the predicted next state vote
+    // Termination and success: the real or offline neighbours that lead to the predicted next state vote
     // (so the outcome agrees with the state: "The door is locked." never ends in success),
     // weighted by similarity and by how alike the action relates to its task (a `put` of
     // the task's object ends it, another does not).
     const overlap = instructionOverlap(currentArgs, input.task.instruction);
-    const voters = best ? aligned.filter((entry) => entry.text === best.text) : aligned;
+    // Only grounded experience votes: a synthetic transition's outcome is this model's own
+    // earlier guess, and letting it vote would let one wrong success breed more.
+    const voters = (best ? aligned.filter((entry) => entry.text === best.text) : aligned).filter(
+      (entry) => entry.demo.transition.source !== 'synthetic',
+    );
     let total = 0;
     let doneWeight = 0;
     let successWeight = 0;

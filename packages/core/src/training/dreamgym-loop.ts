@@ -111,8 +111,9 @@ export const DreamGymConfigSchema = z.object({
   invalidActionPenalty: z.number().max(0).default(0),
   evaluation: z
     .object({
-      /** Evaluate every K iterations (and after the last); 0 turns evaluation off. */
+      /** Evaluate every K iterations, and always after the last one; 0: only after the last. */
       every: z.number().int().nonnegative().default(5),
+      /** Where to evaluate; empty turns evaluation off. */
       environments: z.array(z.enum(['synthetic', 'real'])).default(['synthetic']),
       episodesPerTask: z.number().int().positive().default(1),
       greedy: z.boolean().default(true),
@@ -659,8 +660,8 @@ export class DreamGymLoop {
     const { config, components } = this;
     const { evaluation } = config;
     const tasks = components.evaluationTasks ?? [];
-    if (evaluation.every === 0 || tasks.length === 0) return [];
-    if (!isLast && iterationNumber % evaluation.every !== 0) return [];
+    if (tasks.length === 0 || evaluation.environments.length === 0) return [];
+    if (!isLast && (evaluation.every === 0 || iterationNumber % evaluation.every !== 0)) return [];
     const results: EvaluationMetrics[] = [];
     for (const environment of evaluation.environments) {
       const pool = environment === 'real' ? real! : synthetic;
