@@ -14,11 +14,18 @@ import {
   evaluatePolicy,
   LinearSoftmaxPolicy,
   loadRunPolicy,
+  type Policy,
   parseDreamGymConfig,
   SeededRandom,
   SyntheticEnvironment,
+  type Task,
 } from '@dreamgym/core';
-import { type DomainSetupOptions, DomainSetupOptionsSchema, setUpDomain } from './domain-setup.js';
+import {
+  type DomainSetup,
+  type DomainSetupOptions,
+  DomainSetupOptionsSchema,
+  setUpDomain,
+} from './domain-setup.js';
 import { loadRun, renderReport } from './html-report.js';
 import { ProgressReporter } from './progress.js';
 
@@ -259,6 +266,41 @@ function trainSettings(
   return { config, setup };
 }
 
+/** Evaluates `policy` on the domain's real environment or its synthetic one. */
+function evaluateOnDomain(
+  domain: DomainSetup,
+  options: {
+    policy: Policy;
+    environment: 'real' | 'synthetic';
+    tasks: readonly Task[];
+    maxSteps: number;
+    k: number;
+    greedy: boolean;
+    concurrency: number;
+    random: SeededRandom;
+    episodesPerTask?: number;
+  },
+): Promise<EvaluationMetrics> {
+  const { environment, k, ...rest } = options;
+  return evaluatePolicy({
+    ...rest,
+    environment,
+    environmentFactory:
+      environment === 'real'
+        ? domain.realEnvironment
+        : () =>
+            new SyntheticEnvironment({
+              model: domain.experienceModel,
+              retriever: domain.replayBuffer,
+              adapter: domain.adapter,
+              k,
+              maxSteps: options.maxSteps,
+            }),
+    candidateActions: (observation, history) =>
+      domain.adapter.candidateActions(observation, history),
+  }).then((evaluation) => evaluation.metrics);
+}
+
 async function trainCommand(args: string[], io: CommandIo): Promise<number> {
   const { values } = parse(args, TRAIN_OPTIONS, TRAIN_USAGE);
   if (values.help) {
@@ -313,31 +355,17 @@ async function trainCommand(args: string[], io: CommandIo): Promise<number> {
       random: new SeededRandom(resolved.seed),
       hashBits: resolved.policy.hashBits,
     });
-    baseline = (
-      await evaluatePolicy({
-        policy: untrained,
-        environmentFactory:
-          evaluationEnvironment === 'real'
-            ? domain.realEnvironment
-            : () =>
-                new SyntheticEnvironment({
-                  model: domain.experienceModel,
-                  retriever: domain.replayBuffer,
-                  adapter: domain.adapter,
-                  k: resolved.retrieval.k,
-                  maxSteps: resolved.maxSteps,
-                }),
-        environment: evaluationEnvironment,
-        tasks: domain.evaluationTasks,
-        maxSteps: resolved.maxSteps,
-        greedy: false,
-        concurrency:
-          evaluationEnvironment === 'real' ? resolved.realConcurrency : resolved.concurrency,
-        random: new SeededRandom(resolved.seed),
-        candidateActions: (observation, history) =>
-          domain.adapter.candidateActions(observation, history),
-      })
-    ).metrics;
+    baseline = await evaluateOnDomain(domain, {
+      policy: untrained,
+      environment: evaluationEnvironment,
+      tasks: domain.evaluationTasks,
+      maxSteps: resolved.maxSteps,
+      k: resolved.retrieval.k,
+      greedy: false,
+      concurrency:
+        evaluationEnvironment === 'real' ? resolved.realConcurrency : resolved.concurrency,
+      random: new SeededRandom(resolved.seed),
+    });
     log(`success before training: ${percent(baseline)}`);
   }
 
@@ -428,28 +456,16 @@ async function evalCommand(args: string[], io: CommandIo): Promise<number> {
   log(
     `evaluating checkpoint ${checkpoint} on ${domain.evaluationTasks.length} tasks (${environment})...`,
   );
-  const { metrics } = await evaluatePolicy({
+  const metrics = await evaluateOnDomain(domain, {
     policy,
-    environmentFactory:
-      environment === 'real'
-        ? domain.realEnvironment
-        : () =>
-            new SyntheticEnvironment({
-              model: domain.experienceModel,
-              retriever: domain.replayBuffer,
-              adapter: domain.adapter,
-              k: config.retrieval.k,
-              maxSteps,
-            }),
     environment,
     tasks: domain.evaluationTasks,
     episodesPerTask: integer(values.episodes as string | undefined, '--episodes') ?? 1,
     maxSteps,
+    k: config.retrieval.k,
     greedy: values.sample !== true,
     concurrency: environment === 'real' ? config.realConcurrency : config.concurrency,
     random: new SeededRandom(integer(values.seed as string | undefined, '--seed') ?? config.seed),
-    candidateActions: (observation, history) =>
-      domain.adapter.candidateActions(observation, history),
   });
   io.stdout.write(`success: ${percent(metrics)}\n`);
   io.stdout.write(`${JSON.stringify(metrics)}\n`);

@@ -200,6 +200,22 @@ const CountersSchema = z.object({
 });
 type Counters = z.infer<typeof CountersSchema>;
 
+/** Everything one `run` works with. */
+interface RunState {
+  counters: Counters;
+  random: SeededRandom;
+  policy: LinearSoftmaxPolicy;
+  valueFunction: LinearValueFunction | undefined;
+  /** The frozen KL reference (the policy when training started), when the loss has a KL term. */
+  reference: LinearSoftmaxPolicy | undefined;
+  curriculum: Curriculum;
+  metrics: IterationMetrics[];
+  synthetic: EnvironmentPool;
+  real: EnvironmentPool | undefined;
+  /** Planned iterations, for progress. */
+  totalIterations: number;
+}
+
 /** One line of `experience.jsonl`: a transition the run added to the buffer, with its iteration. */
 const ExperienceLineSchema = z.object({
   iteration: z.number().int().nonnegative(),
@@ -346,7 +362,6 @@ export class DreamGymLoop {
     let counters: Counters;
     let policy: LinearSoftmaxPolicy;
     let valueFunction: LinearValueFunction | undefined;
-    /** The frozen KL reference (the policy when training started), when the loss has a KL term. */
     let reference: LinearSoftmaxPolicy | undefined;
     let curriculum: Curriculum;
     const generator =
@@ -423,129 +438,82 @@ export class DreamGymLoop {
       await writeFile(this.files.experience, '');
     }
 
-    const random = SeededRandom.fromState(counters.random as RandomState);
-    const synthetic = new EnvironmentPool(() => this.createSyntheticEnvironment());
     const real = components.realEnvironment
       ? new EnvironmentPool(components.realEnvironment)
       : undefined;
+    const state: RunState = {
+      counters,
+      random: SeededRandom.fromState(counters.random as RandomState),
+      policy,
+      valueFunction,
+      reference,
+      curriculum,
+      metrics,
+      synthetic: new EnvironmentPool(() => this.createSyntheticEnvironment()),
+      real,
+      totalIterations: this.plannedIterations(),
+    };
     const budget = new RealTransitionBudget(
       config.simToReal.realTransitionBudget,
       counters.realTransitions,
     );
-    const total = this.plannedIterations();
-    const trainerFor = (phase: 'synthetic' | 'real') =>
-      this.createTrainer(
-        policy,
-        valueFunction,
-        reference,
-        random,
-        phase,
-        phase === 'synthetic'
-          ? () => synthetic.lease()
-          : async () => new BudgetedEnvironment(await real!.lease(), budget),
-      );
-
+    const signal = options.signal ? { signal: options.signal } : {};
     try {
-      let trainer = trainerFor('synthetic');
+      const synthetic = this.createTrainer(state, 'synthetic', () => state.synthetic.lease());
       while (counters.iteration < config.iterations) {
         options.signal?.throwIfAborted();
         const started = performance.now();
-        const batch = curriculum.sampleBatch(config.tasksPerIteration, random);
-        const update = await trainer.step({
-          tasks: batch,
-          ...(options.signal ? { signal: options.signal } : {}),
-        });
-        const rollouts = trainer.lastRollouts.map((scored) => scored.rollout);
+        const batch = curriculum.sampleBatch(config.tasksPerIteration, state.random);
+        const update = await synthetic.step({ tasks: batch, ...signal });
+        const rollouts = synthetic.lastRollouts.map((scored) => scored.rollout);
         counters.syntheticTransitions += update.steps;
         if (config.replayWriteBack) await this.addExperience(rollouts, 'synthetic', counters);
         curriculum.observe(rewardGroups(rollouts), counters.iteration);
-        const growth = await curriculum.grow(
-          counters.iteration,
-          random,
-          options.signal ? { signal: options.signal } : {},
-        );
+        const growth = await curriculum.grow(counters.iteration, state.random, signal);
         if (growth.added.length > 0)
           this.log(`iteration ${counters.iteration}: ${growth.added.length} new tasks`);
         const isLast =
           counters.iteration + 1 === config.iterations &&
           config.simToReal.realTransitionBudget === 0;
-        const evaluations = await this.evaluateIfDue(
-          counters.iteration + 1,
-          isLast,
-          policy,
-          random,
-          synthetic,
-          real,
-        );
-        await this.finishIteration(
-          counters,
-          'synthetic',
-          update,
-          batch,
-          curriculum,
-          evaluations,
-          started,
-          metrics,
-          total,
-        );
+        await this.finishIteration(state, { phase: 'synthetic', update, batch, isLast, started });
         if (
           counters.iteration % config.checkpointEvery === 0 ||
           counters.iteration === config.iterations
         ) {
-          await this.saveCheckpoint(counters, random, policy, valueFunction, reference, curriculum);
+          await this.saveCheckpoint(state);
         }
       }
-      await trainer.close();
+      await synthetic.close();
 
       if (budget.remaining > 0) {
-        trainer = trainerFor('real');
+        const realTrainer = this.createTrainer(
+          state,
+          'real',
+          async () => new BudgetedEnvironment(await real!.lease(), budget),
+        );
         counters.phase = 'real';
         while (budget.remaining > 0) {
           options.signal?.throwIfAborted();
           const started = performance.now();
-          const batch = random
+          const batch = state.random
             .shuffle([...components.seedTasks])
             .slice(0, config.simToReal.tasksPerIteration);
           const spentBefore = budget.spent;
-          const update = await trainer.step({
-            tasks: batch,
-            ...(options.signal ? { signal: options.signal } : {}),
-          });
+          const update = await realTrainer.step({ tasks: batch, ...signal });
           counters.realTransitions = budget.spent;
           if (budget.spent === spentBefore) break;
           if (config.simToReal.addToBuffer) {
-            await this.addExperience(
-              trainer.lastRollouts.map((scored) => scored.rollout),
-              'real',
-              counters,
-            );
+            const rollouts = realTrainer.lastRollouts.map((scored) => scored.rollout);
+            await this.addExperience(rollouts, 'real', counters);
           }
           const isLast = budget.remaining === 0;
-          const evaluations = await this.evaluateIfDue(
-            counters.iteration + 1,
-            isLast,
-            policy,
-            random,
-            synthetic,
-            real,
-          );
-          await this.finishIteration(
-            counters,
-            'real',
-            update,
-            batch,
-            curriculum,
-            evaluations,
-            started,
-            metrics,
-            total,
-          );
-          await this.saveCheckpoint(counters, random, policy, valueFunction, reference, curriculum);
+          await this.finishIteration(state, { phase: 'real', update, batch, isLast, started });
+          await this.saveCheckpoint(state);
         }
-        await trainer.close();
+        await realTrainer.close();
       }
     } finally {
-      await synthetic.closeAll();
+      await state.synthetic.closeAll();
       await real?.closeAll();
     }
     const finalEvaluations = metrics.at(-1)?.evaluations ?? [];
@@ -568,14 +536,12 @@ export class DreamGymLoop {
   }
 
   private createTrainer(
-    policy: LinearSoftmaxPolicy,
-    valueFunction: LinearValueFunction | undefined,
-    reference: LinearSoftmaxPolicy | undefined,
-    random: SeededRandom,
+    state: RunState,
     phase: 'synthetic' | 'real',
     environmentFactory: () => Promise<Environment>,
   ): PolicyGradientTrainer {
     const { config, components } = this;
+    const { policy, valueFunction, reference, random } = state;
     const common = {
       policy,
       environmentFactory,
@@ -649,24 +615,18 @@ export class DreamGymLoop {
     if (batch.length > 0) await this.components.replayBuffer.add(batch);
   }
 
-  private async evaluateIfDue(
-    iterationNumber: number,
-    isLast: boolean,
-    policy: LinearSoftmaxPolicy,
-    random: SeededRandom,
-    synthetic: EnvironmentPool,
-    real: EnvironmentPool | undefined,
-  ): Promise<EvaluationMetrics[]> {
+  private async evaluateIfDue(state: RunState, isLast: boolean): Promise<EvaluationMetrics[]> {
     const { config, components } = this;
     const { evaluation } = config;
     const tasks = components.evaluationTasks ?? [];
     if (tasks.length === 0 || evaluation.environments.length === 0) return [];
+    const iterationNumber = state.counters.iteration + 1;
     if (!isLast && (evaluation.every === 0 || iterationNumber % evaluation.every !== 0)) return [];
     const results: EvaluationMetrics[] = [];
     for (const environment of evaluation.environments) {
-      const pool = environment === 'real' ? real! : synthetic;
+      const pool = environment === 'real' ? state.real! : state.synthetic;
       const { metrics } = await evaluatePolicy({
-        policy,
+        policy: state.policy,
         environmentFactory: () => pool.lease(),
         environment,
         tasks,
@@ -674,7 +634,7 @@ export class DreamGymLoop {
         maxSteps: config.maxSteps,
         greedy: evaluation.greedy,
         concurrency: environment === 'real' ? config.realConcurrency : config.concurrency,
-        random: random.fork(`evaluation:${iterationNumber}`),
+        random: state.random.fork(`evaluation:${iterationNumber}`),
         candidateActions: (observation, history) =>
           components.adapter.candidateActions(observation, history),
       });
@@ -683,17 +643,20 @@ export class DreamGymLoop {
     return results;
   }
 
+  /** Evaluates when due, records the iteration's metrics and advances the counters. */
   private async finishIteration(
-    counters: Counters,
-    phase: 'synthetic' | 'real',
-    update: UpdateMetrics,
-    batch: readonly Task[],
-    curriculum: Curriculum,
-    evaluations: EvaluationMetrics[],
-    started: number,
-    metrics: IterationMetrics[],
-    total: number,
+    state: RunState,
+    iteration: {
+      phase: 'synthetic' | 'real';
+      update: UpdateMetrics;
+      batch: readonly Task[];
+      isLast: boolean;
+      started: number;
+    },
   ): Promise<void> {
+    const { counters, curriculum } = state;
+    const { phase, update, batch, started } = iteration;
+    const evaluations = await this.evaluateIfDue(state, iteration.isLast);
     const generatedInBatch = batch.filter((task) => task.origin === 'generated').length;
     const record = IterationMetricsSchema.parse({
       iteration: counters.iteration,
@@ -724,26 +687,23 @@ export class DreamGymLoop {
     await writeFile(this.files.metrics, `${JSON.stringify(record)}\n`, { flag: 'a' });
     counters.metricsLines += 1;
     counters.iteration += 1;
-    metrics.push(record);
-    this.components.onIteration?.(record, { done: counters.iteration, total });
+    state.metrics.push(record);
+    this.components.onIteration?.(record, {
+      done: counters.iteration,
+      total: state.totalIterations,
+    });
   }
 
-  private async saveCheckpoint(
-    counters: Counters,
-    random: SeededRandom,
-    policy: LinearSoftmaxPolicy,
-    valueFunction: LinearValueFunction | undefined,
-    reference: LinearSoftmaxPolicy | undefined,
-    curriculum: Curriculum,
-  ): Promise<void> {
+  private async saveCheckpoint(state: RunState): Promise<void> {
+    const { counters, random, policy, valueFunction, reference, curriculum } = state;
     counters.random = random.getState();
-    const state = policy.exportState();
+    const policyState = policy.exportState();
     const parts: Record<string, unknown> = {
       counters,
-      'policy-header': state.header,
-      'policy-weights': bytesOf(state.weights),
-      'policy-adam-m': bytesOf(state.adamM),
-      'policy-adam-v': bytesOf(state.adamV),
+      'policy-header': policyState.header,
+      'policy-weights': bytesOf(policyState.weights),
+      'policy-adam-m': bytesOf(policyState.adamM),
+      'policy-adam-v': bytesOf(policyState.adamV),
       curriculum: curriculum.toJSON(),
     };
     if (reference) parts['reference-weights'] = bytesOf(reference.weights);
