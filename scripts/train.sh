@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The main job: DreamGym training on ALFWorld with the embedded defaults (hashing embedder,
+# retrieval experience model over a faiss replay buffer of the expert trajectories, linear
+# softmax policy, mutation task generator); no LLM server, no API key. Success on the real
+# ALFWorld engine is printed before and after training.
+#
+# Set-up is idempotent (Debian packages, npm, faiss, the Python virtualenv with the engine).
+# Flags are passed on to `dreamgym train`, e.g. `npm run train -- --offline exploration.jsonl`
+# to add episodes recorded with `dreamgym data explore`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export DREAMGYM_DATA_DIR="${DREAMGYM_DATA_DIR:-../shared/data}"
+if [ ! -f "$DREAMGYM_DATA_DIR/alfworld/expert_trajectories.jsonl" ]; then
+  echo "ALFWorld data not found in $DREAMGYM_DATA_DIR/alfworld: set DREAMGYM_DATA_DIR to the folder holding alfworld/." >&2
+  exit 1
+fi
+bash scripts/setup.sh
+npx turbo run build --output-logs=errors-only
+node packages/cli/dist/bin.js train --domain alfworld --config configs/alfworld-main.json \
+  --run-dir "runs/alfworld-$(date +%Y%m%d-%H%M%S)" "$@"
