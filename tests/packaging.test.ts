@@ -49,9 +49,14 @@ describe('@dreamgym/core from its tarball, outside the workspace', () => {
       // consumer denies it as users on such machines do, and core loads faiss only on use.
       JSON.stringify({ name: 'consumer', private: true, allowScripts: { 'faiss-node': false } }),
     );
-    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', `./${tarball}`], {
-      cwd: project,
-    });
+    // A TypeScript consumer of a Node library has Node's types.
+    await run(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--prefer-offline', `./${tarball}`, '@types/node@20'],
+      {
+        cwd: project,
+      },
+    );
   });
 
   afterAll(async () => {
@@ -107,7 +112,7 @@ describe('@dreamgym/core from its tarball, outside the workspace', () => {
           strict: true,
           noEmit: true,
           skipLibCheck: false,
-          types: [],
+          types: ['node'],
         },
         files: ['usage.mts', 'usage.cts'],
       }),
