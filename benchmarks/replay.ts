@@ -7,12 +7,15 @@
  * $DREAMGYM_DATA_DIR/alfworld/expert_trajectories.jsonl (train games) with their object and
  * receptacle numbers re-drawn, so texts stay realistic while the buffer grows past the data.
  *
- * Run: `npm run replay -w dreamgym-benchmarks` (sizes: `-- --sizes 10000,100000`). The
- * script bundles this file with esbuild, with `@dreamgym/core` taken from its sources (no
- * build needed), and runs it from the benchmarks folder. Writes benchmarks/results/replay.json.
+ * Run: `npm run replay -w dreamgym-benchmarks` after building `@dreamgym/core` (tsx runs it
+ * against the built package). Sizes: `-- --sizes 10000,100000` or `REPLAY_SIZES=...`; index
+ * types: `-- --indexes flat` or `REPLAY_INDEXES=flat` (default `flat,hnsw`); HNSW only at some
+ * sizes: `-- --hnsw-sizes 10000,100000` or `REPLAY_HNSW_SIZES=...`. Writes
+ * benchmarks/results/replay.json; figures of an index type left out are kept from the
+ * previous results file for the same size, marked with the date of that earlier run.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import {
@@ -31,7 +34,20 @@ const option = (name: string, fallback: string): string => {
   const at = args.indexOf(`--${name}`);
   return at >= 0 && args[at + 1] ? args[at + 1]! : fallback;
 };
-const SIZES = option('sizes', '10000,100000,1000000').split(',').map(Number);
+const SIZES = option('sizes', process.env.REPLAY_SIZES ?? '10000,100000,1000000')
+  .split(',')
+  .map(Number);
+const INDEXES = new Set(option('indexes', process.env.REPLAY_INDEXES ?? 'flat,hnsw').split(','));
+if (!INDEXES.has('flat') || [...INDEXES].some((type) => type !== 'flat' && type !== 'hnsw')) {
+  // The flat buffer gives the exact top-k that HNSW recall is measured against.
+  throw new Error(`--indexes: expected \`flat\` or \`flat,hnsw\`, got \`${[...INDEXES]}\`.`);
+}
+/** Sizes at which HNSW is measured (default: all, when `hnsw` is among the index types). */
+const HNSW_SIZES = new Set(
+  option('hnsw-sizes', process.env.REPLAY_HNSW_SIZES ?? SIZES.join(','))
+    .split(',')
+    .map(Number),
+);
 const DIMENSION = Number(option('dimension', '256'));
 const HNSW: ReplayIndexOptions = {
   type: 'hnsw',
@@ -186,9 +202,24 @@ interface SizeResult {
   hnswSpeedupOverBruteForce: number;
   bytesPerTransition: { records: number; vectors: number; flatIndex: number; hnswIndex: number };
   heapMiBAfterReload: number;
+  /** Set when the HNSW figures were not measured in this run: the date of the run they are from. */
+  hnswFromEarlierRun?: string;
 }
 
-async function measure(size: number, templates: Template[], scratch: string): Promise<SizeResult> {
+const RESULTS_FILE = resolve('results', 'replay.json');
+
+/** Results of the previous run (for HNSW figures of a run that leaves HNSW out). */
+async function previousResults(): Promise<{ date: string; results: SizeResult[] } | undefined> {
+  if (!existsSync(RESULTS_FILE)) return undefined;
+  return JSON.parse(await readFile(RESULTS_FILE, 'utf8'));
+}
+
+async function measure(
+  size: number,
+  templates: Template[],
+  scratch: string,
+  previous: { date: string; results: SizeResult[] } | undefined,
+): Promise<SizeResult> {
   const embedder = new HashingEmbedder({ dimension: DIMENSION });
   const transitions = makeTransitions(templates, size, 1);
   const queries = makeTransitions(templates, QUERIES, 2);
@@ -235,6 +266,33 @@ async function measure(size: number, templates: Template[], scratch: string): Pr
   }
   await flat.close();
   await rm(flatDirectory, { recursive: true, force: true });
+
+  if (!INDEXES.has('hnsw') || !HNSW_SIZES.has(size)) {
+    const earlier = previous?.results.find((result) => result.transitions === size);
+    if (!earlier) {
+      throw new Error(
+        `no earlier HNSW figures for ${size} transitions in ${RESULTS_FILE}: run with --indexes flat,hnsw.`,
+      );
+    }
+    const bruteForce = latency(bruteTimes);
+    return {
+      ...earlier,
+      transitions: size,
+      insertPerSecond: { ...earlier.insertPerSecond, flat: flatBuild.insertPerSecond },
+      flushSeconds: { ...earlier.flushSeconds, flat: flatBuild.flushSeconds },
+      reloadSeconds: { ...earlier.reloadSeconds, flat: round(flatReload, 2) },
+      search: { ...earlier.search, flat: latency(flatTimes), bruteForce },
+      hnswSpeedupOverBruteForce: round(bruteForce.medianMs / earlier.search.hnsw.medianMs, 1),
+      bytesPerTransition: {
+        ...earlier.bytesPerTransition,
+        records: Math.round(flatBuild.bytes['records.jsonl']! / size),
+        vectors: Math.round(flatBuild.bytes['vectors.f32']! / size),
+        flatIndex: Math.round(flatBuild.bytes['index.faiss']! / size),
+      },
+      heapMiBAfterReload: heapMiB,
+      hnswFromEarlierRun: earlier.hnswFromEarlierRun ?? previous!.date,
+    };
+  }
 
   log(`${size}: inserting into an HNSW buffer`);
   const hnswBuild = await buildBuffer(hnswDirectory, embedder, HNSW, transitions);
@@ -328,9 +386,10 @@ async function main(): Promise<void> {
     join(process.env.REPLAY_BENCH_DIR ?? tmpdir(), 'dreamgym-replay-bench-'),
   );
   const results: SizeResult[] = [];
+  const previous = await previousResults();
   try {
     for (const size of SIZES) {
-      results.push(await measure(size, templates, scratch));
+      results.push(await measure(size, templates, scratch, previous));
       printTable(results);
     }
   } finally {
@@ -363,7 +422,7 @@ async function main(): Promise<void> {
     targets,
   };
   // npm runs the script in the benchmarks folder (the bundle itself lives in node_modules/.cache).
-  const out = resolve('results', 'replay.json');
+  const out = RESULTS_FILE;
   await mkdir(resolve('results'), { recursive: true });
   await writeFile(out, `${JSON.stringify(report, null, 2)}\n`);
   console.log(JSON.stringify(targets));

@@ -190,6 +190,41 @@ describe('ReplayBuffer retrieval on ALFWorld expert trajectories', () => {
 });
 
 describe('ReplayBuffer persistence', () => {
+  it('replays evictions from the log and still catches duplicates and reused ids of records not yet served', async () => {
+    const directory = await temporaryDirectory();
+    const embedder = new HashingEmbedder({ dimension: 64 });
+    const options = { embedder, capacity: 50, compactAt: 0.9 };
+    const buffer = await ReplayBuffer.open(directory, options);
+    const generated = train
+      .slice(0, 60)
+      .map((transition, index) => synthetic(transition, `e${index}`));
+    expect((await buffer.add(generated)).evicted).toBe(10);
+    await buffer.close();
+    const log = (await readFile(join(directory, 'records.jsonl'), 'utf8')).trimEnd().split('\n');
+    expect(log.filter((line) => line.includes('"op":"evict"'))).toHaveLength(10);
+
+    const reopened = await ReplayBuffer.open(directory, options);
+    expect(reopened.size).toBe(50);
+    expect(reopened.stats().indexedRows).toBe(60);
+    expect(reopened.get(generated[9]!.id)).toBeUndefined();
+    // Both checks compare against reloaded records the buffer has not served since.
+    expect((await reopened.add([{ ...generated[30]!, id: 'same-content' }])).duplicates).toBe(1);
+    await expect(reopened.add([{ ...generated[31]!, action: 'look' }])).rejects.toThrow(
+      ConfigError,
+    );
+    // An evicted transition is gone: adding it again stores it (and evicts the oldest).
+    expect(await reopened.add([generated[0]!])).toEqual({
+      added: [generated[0]!.id],
+      duplicates: 0,
+      evicted: 1,
+    });
+    expect(reopened.get(generated[10]!.id)).toBeUndefined();
+    expect([...reopened.transitions()].map((transition) => transition.id)).toEqual(
+      [...generated.slice(11), generated[0]!].map((transition) => transition.id),
+    );
+    await reopened.close();
+  });
+
   it('reloads without re-embedding and answers searches identically', async () => {
     const directory = await temporaryDirectory();
     const embedder = new CountingEmbedder();

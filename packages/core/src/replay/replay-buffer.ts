@@ -25,8 +25,10 @@ import { FaissVectorIndex, loadFaiss, type VectorIndexConfig } from './faiss-ind
 import { DEFAULT_PHI_WEIGHTS, embedPhi, type PhiInput, type PhiWeights } from './phi.js';
 import {
   dropTornTail,
-  type ReadReplayLogEntry,
+  type LoggedRecord,
+  loggedTransition,
   ReplayLogEntrySchema,
+  type ReplayLogVisitor,
   readReplayLog,
 } from './replay-log.js';
 import type {
@@ -35,6 +37,7 @@ import type {
   ScoredTransition,
   TransitionRetriever,
 } from './retriever.js';
+import { SlotChains } from './slot-chains.js';
 import { exactTopK, VectorStore } from './vector-store.js';
 
 /** Which vector index to use: exact flat inner product, or an HNSW graph for large buffers. */
@@ -159,6 +162,12 @@ const FILES = {
   lock: 'buffer.lock',
 } as const;
 
+const SOURCE_NAMES: Record<ExperienceSource, ExperienceSource> = {
+  offline: 'offline',
+  synthetic: 'synthetic',
+  real: 'real',
+};
+
 /** Rows embedded per call when catching up or rebuilding, to bound memory. */
 const EMBED_BATCH = 8192;
 
@@ -189,6 +198,19 @@ export function contentHash(transition: Transition): number {
   second =
     Math.imul(second ^ (second >>> 16), 2246822507) ^ Math.imul(first ^ (first >>> 13), 3266489909);
   return 4294967296 * (2097151 & second) + (first >>> 0);
+}
+
+/** 30-bit hash of a text (a small integer, stored unboxed in a plain array). */
+function textHash(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < text.length; index += 1)
+    hash = Math.imul(hash ^ text.charCodeAt(index), 16777619);
+  return (hash >>> 2) & 0x3fffffff;
+}
+
+/** {@link contentHash} cut to 30 bits, the key of {@link SlotChains}. */
+function contentKey(transition: Transition): number {
+  return contentHash(transition) % 1073741824;
 }
 
 /** True when two transitions are exact duplicates: same domain, state, action and next state. */
@@ -248,15 +270,34 @@ export class ReplayBuffer implements TransitionRetriever {
 
   private index: FaissVectorIndex | undefined;
   private vectors: VectorStore;
-  /** Transition per slot (= faiss label); undefined once evicted. */
-  private records: (Transition | undefined)[] = [];
   /**
-   * Log line of each slot reloaded but not yet validated in full (0: validated). Reloaded
-   * records are checked against the schema when first served (see `replay-log.ts`).
+   * Validated transition per slot (= faiss label). Undefined once evicted, and for a record
+   * reloaded from the log but not yet served: that one stays as bytes in `logChunks` (see
+   * `loggedAt`) until first served, when it is parsed and validated in full. What the
+   * index needs of every slot is kept in the flat per-slot arrays below, so that a reload
+   * of a million records retains no million objects for the garbage collector to trace.
    */
-  private uncheckedLines: Int32Array = new Int32Array(0);
-  private readonly slotById = new Map<string, number>();
-  private readonly slotByContent = new Map<number, number>();
+  private records: (Transition | undefined)[] = [];
+  /** {@link textHash} of the id per slot; -1 once evicted (the liveness of a slot). */
+  private slotIdHashes: number[] = [];
+  /** Domain, source and task per slot (interned strings). */
+  private slotDomains: string[] = [];
+  private slotSources: string[] = [];
+  private slotTasks: string[] = [];
+  /** {@link textHash} of the trajectory id per slot (-1: none); matches are confirmed on the record. */
+  private slotTrajectories: number[] = [];
+  /** {@link contentKey} per slot. */
+  private slotContents: number[] = [];
+  /** Log bytes of reloaded records, and where each reloaded slot's line lies in them. */
+  private logChunks: Buffer[] = [];
+  /** Per reloaded slot: its line, chunk and byte range (unused once it is served). */
+  private loggedLines: number[] = [];
+  private loggedChunks: number[] = [];
+  private loggedStarts: number[] = [];
+  private loggedEnds: number[] = [];
+  private readonly interned = new Map<string, string>();
+  private readonly slotsById = new SlotChains();
+  private readonly slotsByContent = new SlotChains();
   private readonly domainCounts = new Map<string, number>();
   private readonly sourceCounts = new Map<string, number>();
   private readonly taskCounts = new Map<string, number>();
@@ -352,14 +393,32 @@ export class ReplayBuffer implements TransitionRetriever {
       );
     }
 
-    const log = await readReplayLog(this.path('records'));
+    // The flushed vectors are read (by libuv's threads) while the log is parsed (on this one).
+    const preloaded =
+      manifest && !rebuild && manifest.indexedCount > 0
+        ? this.preloadVectors(manifest.indexedCount)
+        : undefined;
+    this.logChunks = [];
+    const visitor: ReplayLogVisitor = {
+      add: (transition, where) => {
+        const slot = this.registerSlot(transition, false);
+        this.loggedLines[slot] = where.line;
+        this.loggedChunks[slot] = where.chunk;
+        this.loggedStarts[slot] = where.start;
+        this.loggedEnds[slot] = where.end;
+      },
+      evict: (id) => {
+        const slot = this.slotOf(id);
+        if (slot !== undefined) this.unregisterSlot(slot);
+      },
+    };
+    const log = await readReplayLog(this.path('records'), visitor, { chunks: this.logChunks });
     if (log.tornBytes > 0) {
       this.warn(
         `${this.path('records')}: ignoring a truncated last record (${log.tornBytes} bytes, an append interrupted by a crash); it was never committed.`,
       );
       if (!this.readOnly) await dropTornTail(this.path('records'), log.committedBytes);
     }
-    this.replayLog(log.entries);
 
     if (rebuild) {
       if (this.readOnly) {
@@ -374,7 +433,8 @@ export class ReplayBuffer implements TransitionRetriever {
       await this.compactNow(true);
       return;
     }
-    const indexed = manifest && manifest.indexedCount > 0 ? await this.loadVectors(manifest) : 0;
+    const indexed =
+      manifest && manifest.indexedCount > 0 ? await this.loadVectors(manifest, preloaded) : 0;
     if (this.readOnly && indexed < this.records.length) {
       throw new IndexError(
         `${this.directory}: ${this.records.length - indexed} records were added after the last flush; open the buffer writable once to index them.`,
@@ -432,37 +492,78 @@ export class ReplayBuffer implements TransitionRetriever {
     }
   }
 
-  /** Applies the log to the in-memory state (records, ids, evictions); no vectors yet. */
-  private replayLog(entries: readonly ReadReplayLogEntry[]): void {
-    const lines: number[] = [];
-    for (const entry of entries) {
-      if (entry.op === 'add') {
-        lines[this.registerSlot(entry.transition)] = entry.line;
-      } else {
-        const slot = this.slotById.get(entry.id);
-        if (slot !== undefined) this.unregisterSlot(slot);
-      }
-    }
-    this.uncheckedLines = Int32Array.from(lines);
-  }
-
   /** The transition of a live slot, validated in full against the schema on first use. */
   private served(slot: number): Transition {
-    const record = this.records[slot]!;
-    const line = this.uncheckedLines[slot];
-    if (!line) return record;
-    const valid = parseRecord(TransitionSchema, record, {
+    const record = this.records[slot];
+    if (record) return record;
+    const where = this.loggedAt(slot);
+    const valid = parseRecord(TransitionSchema, loggedTransition(this.logChunks, where), {
       file: this.path('records'),
-      line,
+      line: where.line,
       fieldPrefix: 'transition',
     });
     this.records[slot] = valid;
-    this.uncheckedLines[slot] = 0;
     return valid;
   }
 
-  /** Reads `index.faiss` and `vectors.f32`; returns the rows they hold. */
-  private async loadVectors(manifest: Manifest): Promise<number> {
+  private loggedAt(slot: number): LoggedRecord {
+    return {
+      line: this.loggedLines[slot]!,
+      chunk: this.loggedChunks[slot]!,
+      start: this.loggedStarts[slot]!,
+      end: this.loggedEnds[slot]!,
+    };
+  }
+
+  /**
+   * The transition of a live slot for internal use (duplicate checks, embedding): its
+   * indexed fields are valid, the rest is not checked until it is served.
+   */
+  private peek(slot: number): Transition {
+    return this.records[slot] ?? loggedTransition(this.logChunks, this.loggedAt(slot));
+  }
+
+  /** The live slot holding the transition with this id, if any. */
+  private slotOf(id: string): number | undefined {
+    return this.slotsById.find(textHash(id), (slot) => this.peek(slot).id === id);
+  }
+
+  /** A live slot whose transition is an exact duplicate of `transition`, if any. */
+  private twinOf(transition: Transition, key: number): number | undefined {
+    return this.slotsByContent.find(key, (slot) => sameContent(this.peek(slot), transition));
+  }
+
+  private intern(text: string): string {
+    const known = this.interned.get(text);
+    if (known !== undefined) return known;
+    this.interned.set(text, text);
+    return text;
+  }
+
+  /**
+   * The first `rows` rows of `vectors.f32`, or undefined where they cannot be read: then
+   * {@link loadVectors} reads the file again and reports what is wrong with it.
+   */
+  private async preloadVectors(rows: number): Promise<VectorStore | undefined> {
+    const store = new VectorStore(this.dimension);
+    try {
+      const handle = await open(this.path('vectors'), 'r');
+      try {
+        await store.appendFromFile(handle, 0, rows);
+      } finally {
+        await handle.close();
+      }
+      return store;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Reads `index.faiss` and `vectors.f32` (rest of `preloaded`); returns the rows they hold. */
+  private async loadVectors(
+    manifest: Manifest,
+    preloaded: Promise<VectorStore | undefined> | undefined,
+  ): Promise<number> {
     const rebuildHint = `Open the buffer with { rebuild: true } to rebuild the index from ${FILES.records} (re-embeds ${this.records.length} records).`;
     const index = await FaissVectorIndex.read(this.path('index'), this.dimension).catch((error) => {
       throw new IndexError(`${(error as Error).message}. ${rebuildHint}`, {
@@ -489,10 +590,12 @@ export class ReplayBuffer implements TransitionRetriever {
         { path: vectorFile },
       );
     }
-    const store = new VectorStore(this.dimension);
+    // The index may hold more rows than the manifest (a crash between index and manifest).
+    const early = await preloaded;
+    const store = early && early.size <= rows ? early : new VectorStore(this.dimension);
     const handle = await open(vectorFile, 'r');
     try {
-      await store.appendFromFile(handle, 0, rows);
+      await store.appendFromFile(handle, store.size * rowBytes, rows - store.size);
     } catch (error) {
       throw new IndexError(
         `cannot read ${vectorFile}: ${(error as Error).message}. ${rebuildHint}`,
@@ -515,11 +618,12 @@ export class ReplayBuffer implements TransitionRetriever {
     for (let from = start; from < end; from += EMBED_BATCH) {
       const to = Math.min(end, from + EMBED_BATCH);
       const liveSlots: number[] = [];
-      for (let slot = from; slot < to; slot += 1) if (this.records[slot]) liveSlots.push(slot);
+      for (let slot = from; slot < to; slot += 1)
+        if (this.slotIdHashes[slot] !== -1) liveSlots.push(slot);
       const embedded = new Float32Array(liveSlots.length * this.dimension);
       await embedPhi(
         this.embedder,
-        liveSlots.map((slot) => phiInput(this.records[slot]!)),
+        liveSlots.map((slot) => phiInput(this.peek(slot))),
         this.phiWeights,
         embedded,
       );
@@ -539,32 +643,47 @@ export class ReplayBuffer implements TransitionRetriever {
     this.vectors.append(rows, count);
   }
 
-  private registerSlot(transition: Transition): number {
+  /**
+   * Gives `transition` the next slot. `keep` false: the object is not retained (a record
+   * reloaded from the log, parsed again when first served).
+   */
+  private registerSlot(transition: Transition, keep = true): number {
     const slot = this.records.length;
-    this.records.push(transition);
-    this.slotById.set(transition.id, slot);
-    const key = contentHash(transition);
-    // On a (rare) hash collision of different content the first keeps the key.
-    if (!this.slotByContent.has(key)) this.slotByContent.set(key, slot);
-    increment(this.domainCounts, transition.domain, 1);
-    increment(this.sourceCounts, transition.source, 1);
-    increment(this.taskCounts, transition.taskId, 1);
+    this.records.push(keep ? transition : undefined);
+    const idHash = textHash(transition.id);
+    this.slotIdHashes.push(idHash);
+    const domain = this.intern(transition.domain);
+    // Checked to be one of the three sources on reading; the constant keeps one copy.
+    const source = SOURCE_NAMES[transition.source];
+    const task = this.intern(transition.taskId);
+    this.slotDomains.push(domain);
+    this.slotSources.push(source);
+    this.slotTasks.push(task);
+    this.slotTrajectories.push(
+      transition.trajectoryId === undefined ? -1 : textHash(transition.trajectoryId),
+    );
+    this.slotsById.add(idHash, slot);
+    const key = contentKey(transition);
+    this.slotContents.push(key);
+    this.slotsByContent.add(key, slot);
+    increment(this.domainCounts, domain, 1);
+    increment(this.sourceCounts, source, 1);
+    increment(this.taskCounts, task, 1);
     this.live += 1;
     return slot;
   }
 
-  private unregisterSlot(slot: number): Transition | undefined {
-    const transition = this.records[slot];
-    if (!transition) return undefined;
+  private unregisterSlot(slot: number): void {
+    const idHash = this.slotIdHashes[slot];
+    if (idHash === undefined || idHash === -1) return;
     this.records[slot] = undefined;
-    this.slotById.delete(transition.id);
-    const key = contentHash(transition);
-    if (this.slotByContent.get(key) === slot) this.slotByContent.delete(key);
-    increment(this.domainCounts, transition.domain, -1);
-    increment(this.sourceCounts, transition.source, -1);
-    increment(this.taskCounts, transition.taskId, -1);
+    this.slotIdHashes[slot] = -1;
+    this.slotsById.remove(idHash, slot);
+    this.slotsByContent.remove(this.slotContents[slot]!, slot);
+    increment(this.domainCounts, this.slotDomains[slot]!, -1);
+    increment(this.sourceCounts, this.slotSources[slot]!, -1);
+    increment(this.taskCounts, this.slotTasks[slot]!, -1);
     this.live -= 1;
-    return transition;
   }
 
   private exclusive<T>(work: () => Promise<T>): Promise<T> {
@@ -610,8 +729,8 @@ export class ReplayBuffer implements TransitionRetriever {
     const batchByContent = new Map<number, Transition>();
     let duplicates = 0;
     transitions.forEach((transition, index) => {
-      const sameId = this.slotById.get(transition.id);
-      const stored = sameId === undefined ? batchById.get(transition.id) : this.records[sameId];
+      const sameId = this.slotOf(transition.id);
+      const stored = sameId === undefined ? batchById.get(transition.id) : this.peek(sameId);
       if (stored) {
         if (sameContent(stored, transition)) {
           duplicates += 1;
@@ -622,15 +741,18 @@ export class ReplayBuffer implements TransitionRetriever {
           { field: `transitions.${index}.id` },
         );
       }
-      const key = contentHash(transition);
-      const slot = this.slotByContent.get(key);
-      const twin = slot === undefined ? batchByContent.get(key) : this.records[slot];
-      if (twin && sameContent(twin, transition)) {
+      const hash = contentHash(transition);
+      const twin = batchByContent.get(hash);
+      if (
+        this.twinOf(transition, contentKey(transition)) !== undefined ||
+        (twin && sameContent(twin, transition))
+      ) {
         duplicates += 1;
         return;
       }
       batchById.set(transition.id, transition);
-      if (!batchByContent.has(key)) batchByContent.set(key, transition);
+      // On a (rare) hash collision of different content within a batch the first keeps the key.
+      if (!batchByContent.has(hash)) batchByContent.set(hash, transition);
       fresh.push(transition);
     });
     this.duplicatesSuppressed += duplicates;
@@ -664,9 +786,8 @@ export class ReplayBuffer implements TransitionRetriever {
     while (this.live > this.capacity && this.evictCursor < this.records.length) {
       const slot = this.evictCursor;
       this.evictCursor += 1;
-      const transition = this.records[slot];
-      if (!transition || transition.source === 'offline') continue;
-      await this.writer?.write({ op: 'evict', id: transition.id });
+      if (this.slotIdHashes[slot] === -1 || this.slotSources[slot] === 'offline') continue;
+      await this.writer?.write({ op: 'evict', id: this.peek(slot).id });
       this.unregisterSlot(slot);
       evicted += 1;
     }
@@ -767,19 +888,22 @@ export class ReplayBuffer implements TransitionRetriever {
   }
 
   private acceptor(filter: RetrievalFilter | undefined): (slot: number) => boolean {
-    const records = this.records;
+    const { slotIdHashes, slotDomains, slotSources, slotTasks, slotTrajectories } = this;
     const sources = filter?.sources && new Set<string>(filter.sources);
     const tasks = filter?.taskIds && new Set(filter.taskIds);
     const excluded = filter?.excludeTrajectoryIds && new Set(filter.excludeTrajectoryIds);
+    const excludedHashes = excluded && new Set([...excluded].map(textHash));
     const domain = filter?.domain;
     return (slot) => {
-      const record = records[slot];
-      if (!record) return false;
-      if (domain !== undefined && record.domain !== domain) return false;
-      if (sources && !sources.has(record.source)) return false;
-      if (tasks && !tasks.has(record.taskId)) return false;
-      if (excluded && record.trajectoryId !== undefined && excluded.has(record.trajectoryId))
-        return false;
+      if (slotIdHashes[slot] === -1) return false;
+      if (domain !== undefined && slotDomains[slot] !== domain) return false;
+      if (sources && !sources.has(slotSources[slot]!)) return false;
+      if (tasks && !tasks.has(slotTasks[slot]!)) return false;
+      if (excludedHashes?.has(slotTrajectories[slot]!)) {
+        // The hash matches: confirm on the record (a hash collision must not exclude it).
+        const trajectoryId = this.peek(slot).trajectoryId;
+        if (trajectoryId !== undefined && excluded!.has(trajectoryId)) return false;
+      }
       return true;
     };
   }
@@ -791,14 +915,14 @@ export class ReplayBuffer implements TransitionRetriever {
 
   /** The stored transition with this id, if any. */
   get(id: string): Transition | undefined {
-    const slot = this.slotById.get(id);
-    return slot === undefined || !this.records[slot] ? undefined : this.served(slot);
+    const slot = this.slotOf(id);
+    return slot === undefined ? undefined : this.served(slot);
   }
 
   /** Every live transition, oldest first. */
   *transitions(): IterableIterator<Transition> {
     for (let slot = 0; slot < this.records.length; slot += 1) {
-      if (this.records[slot]) yield this.served(slot);
+      if (this.slotIdHashes[slot] !== -1) yield this.served(slot);
     }
   }
 
@@ -891,13 +1015,23 @@ export class ReplayBuffer implements TransitionRetriever {
   private async compactNow(reembed: boolean): Promise<void> {
     const liveSlots: number[] = [];
     for (let slot = 0; slot < this.records.length; slot += 1)
-      if (this.records[slot]) liveSlots.push(slot);
+      if (this.slotIdHashes[slot] !== -1) liveSlots.push(slot);
     const oldVectors = this.vectors;
     const transitions = liveSlots.map((slot) => this.served(slot));
-    this.uncheckedLines = new Int32Array(0);
     this.records = [];
-    this.slotById.clear();
-    this.slotByContent.clear();
+    this.slotIdHashes = [];
+    this.slotDomains = [];
+    this.slotSources = [];
+    this.slotTasks = [];
+    this.slotTrajectories = [];
+    this.slotContents = [];
+    this.logChunks = [];
+    this.loggedLines = [];
+    this.loggedChunks = [];
+    this.loggedStarts = [];
+    this.loggedEnds = [];
+    this.slotsById.clear();
+    this.slotsByContent.clear();
     this.domainCounts.clear();
     this.sourceCounts.clear();
     this.taskCounts.clear();

@@ -4,12 +4,11 @@
  * a truncated last line.
  * Reading skips such a line (it was never committed) and reports it.
  */
-import { createReadStream } from 'node:fs';
-import { stat, truncate } from 'node:fs/promises';
+import { type FileHandle, open, truncate } from 'node:fs/promises';
 import { z } from 'zod';
 import { DatasetFormatError } from '../errors.js';
 import { parseRecord } from '../mdp/jsonl.js';
-import { TransitionSchema } from '../mdp/schemas.js';
+import { type Transition, TransitionSchema } from '../mdp/schemas.js';
 
 /** One log entry: a transition added (its slot is its rank among `add` entries), or one evicted. */
 export const ReplayLogEntrySchema = z.discriminatedUnion('op', [
@@ -19,17 +18,33 @@ export const ReplayLogEntrySchema = z.discriminatedUnion('op', [
 /** One entry of `records.jsonl`. */
 export type ReplayLogEntry = z.infer<typeof ReplayLogEntrySchema>;
 
+/** Where a committed `add` entry lies in the log bytes kept by {@link readReplayLog}. */
+export interface LoggedRecord {
+  /** 1-based line of `records.jsonl`. */
+  line: number;
+  /** Index into {@link ReplayLogContents.chunks}. */
+  chunk: number;
+  /** Byte range of the line (no newline) within that chunk. */
+  start: number;
+  end: number;
+}
+
 /**
- * A log entry as read back, with its 1-based line. Only the fields the buffer indexes are
- * checked on reading (see {@link hasIndexedShape}); the buffer validates a transition fully
- * against {@link TransitionSchema} before it first serves it, so a reload of a million
- * records does not pay for (nor allocate) a million schema copies.
+ * Receives the committed entries of the log in order. A transition passed to `add` has only
+ * its indexed fields checked (see {@link hasIndexedShape}) and must not be kept: the buffer
+ * takes what its index needs from it and parses the record again from `where`, validating it
+ * in full against {@link TransitionSchema}, when it first serves it. A reload of a million
+ * records then neither retains (nor makes the garbage collector trace) a million objects.
  */
-export type ReadReplayLogEntry = ReplayLogEntry & { line: number };
+export interface ReplayLogVisitor {
+  add(transition: Transition, where: LoggedRecord): void;
+  evict(id: string, line: number): void;
+}
 
 /** What {@link readReplayLog} found. */
 export interface ReplayLogContents {
-  entries: ReadReplayLogEntry[];
+  /** The committed bytes of the log, in chunks that each hold whole lines. */
+  chunks: Buffer[];
   /** Bytes of committed (newline-terminated) entries; anything after is a torn write. */
   committedBytes: number;
   /** Bytes of the torn last line, 0 when the file ends with a newline. */
@@ -37,38 +52,87 @@ export interface ReplayLogContents {
 }
 
 /**
- * Reads every committed entry of `file` (missing file: none). A committed line that is not
- * JSON, or whose indexed fields are malformed, is corruption and throws a
- * {@link DatasetFormatError} with `file:line` (and field, from the zod schema). A final line without its newline
- * is a torn write from a crash: it is left out and measured in `tornBytes`.
+ * Most bytes read per chunk of the log (a line running past it is carried into the next).
+ * Large, because each allocation of outside-heap memory may trigger a full garbage collection.
  */
-export async function readReplayLog(file: string): Promise<ReplayLogContents> {
-  let size: number;
+const CHUNK_BYTES = 2 ** 30;
+const NEWLINE = 0x0a;
+
+/**
+ * Reads every committed entry of `file` (missing file: none) and hands it to `visitor`. A
+ * committed line that is not JSON, or whose indexed fields are malformed, is corruption and
+ * throws a {@link DatasetFormatError} with `file:line` (and field, from the zod schema). A
+ * final line without its newline is a torn write from a crash: it is left out and measured
+ * in `tornBytes`.
+ *
+ * @param options.chunks the array the kept chunks are appended to (default a new one): a
+ * chunk is there before its lines are visited, so the visitor may read earlier records
+ * (an `evict` looks its record up) with {@link loggedTransition}.
+ * @param options.chunkBytes most bytes read at once (small in tests, to cross chunks).
+ */
+export async function readReplayLog(
+  file: string,
+  visitor: ReplayLogVisitor,
+  options: { chunks?: Buffer[]; chunkBytes?: number } = {},
+): Promise<ReplayLogContents> {
+  const chunks = options.chunks ?? [];
+  const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
+  let handle: FileHandle;
   try {
-    size = (await stat(file)).size;
+    handle = await open(file, 'r');
   } catch {
-    return { entries: [], committedBytes: 0, tornBytes: 0 };
+    return { chunks, committedBytes: 0, tornBytes: 0 };
   }
-  const entries: ReadReplayLogEntry[] = [];
-  let pending = '';
+  let carry: Buffer = Buffer.alloc(0);
+  let position = 0;
   let line = 0;
-  let committedBytes = 0;
-  const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 });
-  for await (const chunk of stream as AsyncIterable<string>) {
-    const text = pending + chunk;
-    let start = 0;
-    let end = text.indexOf('\n', start);
-    while (end !== -1) {
-      line += 1;
-      const content = text.slice(start, end);
-      committedBytes += Buffer.byteLength(content, 'utf8') + 1;
-      if (content.trim() !== '') entries.push(parseLine(content, file, line));
-      start = end + 1;
-      end = text.indexOf('\n', start);
+  try {
+    const { size } = await handle.stat();
+    for (;;) {
+      // Sized to what is left (at least 64 KiB, should the file grow meanwhile).
+      const want = Math.min(chunkBytes, Math.max(2 ** 16, size - position));
+      const chunk = Buffer.allocUnsafe(carry.length + want);
+      carry.copy(chunk, 0);
+      const { bytesRead } = await handle.read(chunk, carry.length, want, position);
+      if (bytesRead === 0) break;
+      position += bytesRead;
+      const filled = chunk.subarray(0, carry.length + bytesRead);
+      const chunkIndex = chunks.length;
+      chunks.push(filled);
+      let start = 0;
+      let end = filled.indexOf(NEWLINE, start);
+      while (end !== -1) {
+        line += 1;
+        const content = filled.toString('utf8', start, end);
+        if (content.trim() !== '') {
+          const entry = parseLine(content, file, line);
+          if (entry.op === 'add')
+            visitor.add(entry.transition, { line, chunk: chunkIndex, start, end });
+          else visitor.evict(entry.id, line);
+        }
+        start = end + 1;
+        end = filled.indexOf(NEWLINE, start);
+      }
+      // Only chunks holding a committed line are kept (a long line may span several reads).
+      if (start > 0) chunks[chunkIndex] = filled.subarray(0, start);
+      else chunks.pop();
+      carry = filled.subarray(start);
     }
-    pending = text.slice(start);
+  } finally {
+    await handle.close();
   }
-  return { entries, committedBytes, tornBytes: size - committedBytes };
+  return { chunks, committedBytes: position - carry.length, tornBytes: carry.length };
+}
+
+/**
+ * The transition of a committed `add` entry, parsed again from the log bytes (its indexed
+ * fields were checked when the log was read; the rest is not validated here).
+ */
+export function loggedTransition(chunks: readonly Buffer[], where: LoggedRecord): Transition {
+  const entry = JSON.parse(chunks[where.chunk]!.toString('utf8', where.start, where.end)) as {
+    transition: Transition;
+  };
+  return entry.transition;
 }
 
 const SOURCES = new Set(['offline', 'synthetic', 'real']);
@@ -103,7 +167,7 @@ export function hasIndexedShape(value: unknown): value is ReplayLogEntry {
   );
 }
 
-function parseLine(content: string, file: string, line: number): ReadReplayLogEntry {
+function parseLine(content: string, file: string, line: number): ReplayLogEntry {
   let value: unknown;
   try {
     value = JSON.parse(content);
@@ -113,8 +177,8 @@ function parseLine(content: string, file: string, line: number): ReadReplayLogEn
       { file, line, cause: error },
     );
   }
-  if (hasIndexedShape(value)) return Object.assign(value, { line });
-  return Object.assign(parseRecord(ReplayLogEntrySchema, value, { file, line }), { line });
+  if (hasIndexedShape(value)) return value;
+  return parseRecord(ReplayLogEntrySchema, value, { file, line });
 }
 
 /** Cuts a torn last line off the log so that the next append starts on a fresh line. */

@@ -6,6 +6,12 @@
 import type { FileHandle } from 'node:fs/promises';
 
 const CHUNK_ROWS = 16_384;
+/**
+ * Most bytes of one allocation when many rows arrive at once (a reload). Each allocation of
+ * outside-heap memory may trigger a full garbage collection, so a reload of a gigabyte of
+ * vectors allocates a few slabs, not one 16 MiB chunk at a time.
+ */
+const SLAB_BYTES = 2 ** 30;
 
 /** Row-major float32 vectors, addressed by slot. */
 export class VectorStore {
@@ -39,6 +45,7 @@ export class VectorStore {
    */
   async appendFromFile(handle: FileHandle, position: number, count: number): Promise<void> {
     const width = this.dimension;
+    this.reserve(this.rows + count);
     let remaining = count;
     let at = position;
     while (remaining > 0) {
@@ -66,6 +73,22 @@ export class VectorStore {
       this.rows += rows;
       remaining -= rows;
       at += target.byteLength;
+    }
+  }
+
+  /** Allocates the chunks for `rows` rows in all, several chunks per slab. */
+  private reserve(rows: number): void {
+    const chunkBytes = CHUNK_ROWS * this.dimension * 4;
+    const needed = Math.ceil(rows / CHUNK_ROWS);
+    while (this.chunks.length < needed) {
+      const count = Math.min(
+        needed - this.chunks.length,
+        Math.max(1, Math.floor(SLAB_BYTES / chunkBytes)),
+      );
+      const slab = new ArrayBuffer(count * chunkBytes);
+      for (let index = 0; index < count; index += 1) {
+        this.chunks.push(new Float32Array(slab, index * chunkBytes, CHUNK_ROWS * this.dimension));
+      }
     }
   }
 

@@ -1,0 +1,102 @@
+import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DatasetFormatError } from '../errors.js';
+import type { Transition } from '../mdp/schemas.js';
+import { type LoggedRecord, loggedTransition, readReplayLog } from './replay-log.js';
+
+const directories: string[] = [];
+afterAll(async () => {
+  for (const directory of directories) await rm(directory, { recursive: true, force: true });
+});
+
+async function logFile(text: string): Promise<string> {
+  const directory = await mkdtemp(join(tmpdir(), 'dreamgym-replay-log-'));
+  directories.push(directory);
+  const file = join(directory, 'records.jsonl');
+  await writeFile(file, text);
+  return file;
+}
+
+function transition(index: number): Transition {
+  return {
+    id: `t${index}`,
+    domain: 'corridor',
+    taskId: 'task',
+    instruction: 'reach the end',
+    trajectoryId: `trajectory-${index}`,
+    stepIndex: index,
+    state: { text: `room ${index} ${'x'.repeat(index * 7)}` },
+    action: 'go east',
+    nextState: { text: `room ${index + 1}` },
+    reward: 0,
+    done: false,
+    source: 'synthetic',
+  };
+}
+
+async function read(file: string, chunkBytes?: number) {
+  const added: { transition: Transition; where: LoggedRecord }[] = [];
+  const evicted: { id: string; line: number }[] = [];
+  const chunks: Buffer[] = [];
+  const contents = await readReplayLog(
+    file,
+    {
+      add: (value, where) => added.push({ transition: value, where }),
+      evict: (id, line) => {
+        // Earlier records can be read back while reading (the buffer finds an evicted one so).
+        const record = added.find((entry) => entry.transition.id === id)!;
+        expect(loggedTransition(chunks, record.where).id).toBe(id);
+        evicted.push({ id, line });
+      },
+    },
+    { chunks, chunkBytes },
+  );
+  expect(contents.chunks).toBe(chunks);
+  return { contents, added, evicted };
+}
+
+describe('readReplayLog', () => {
+  it('finds every committed line across read chunks, parses it again from its bytes, and measures a torn tail', async () => {
+    const entries = [0, 1, 2, 3, 4].map((index) =>
+      JSON.stringify({ op: 'add', transition: transition(index) }),
+    );
+    const lines = [entries[0], entries[1], '', JSON.stringify({ op: 'evict', id: 't0' })];
+    lines.push(...entries.slice(2));
+    const text = `${lines.join('\n')}\n`;
+    const file = await logFile(text);
+    await appendFile(file, '{"op":"add","transition":{"id":"t9"');
+    // 61-byte reads: every line spans several, so each is carried into a later chunk.
+    for (const chunkBytes of [61, undefined]) {
+      const { contents, added, evicted } = await read(file, chunkBytes);
+      expect(added.map((entry) => entry.transition.id)).toEqual(['t0', 't1', 't2', 't3', 't4']);
+      expect(added.map((entry) => entry.where.line)).toEqual([1, 2, 5, 6, 7]);
+      expect(evicted).toEqual([{ id: 't0', line: 4 }]);
+      for (const [index, { where }] of added.entries()) {
+        expect(loggedTransition(contents.chunks, where)).toEqual(transition(index));
+      }
+      expect(contents.committedBytes).toBe(Buffer.byteLength(text));
+      expect(contents.tornBytes).toBe('{"op":"add","transition":{"id":"t9"'.length);
+    }
+  });
+
+  it('reports a committed line that is not JSON, or lacks an indexed field, with file:line', async () => {
+    const good = JSON.stringify({ op: 'add', transition: transition(0) });
+    const notJson = await logFile(`${good}\n{"op":\n`);
+    await expect(read(notJson, 61)).rejects.toThrow(/records\.jsonl:2: invalid JSON/);
+    const { domain: _, ...withoutDomain } = transition(1);
+    const noDomain = await logFile(
+      `${good}\n${JSON.stringify({ op: 'add', transition: withoutDomain })}\n`,
+    );
+    const error = await read(noDomain).catch((caught: unknown) => caught);
+    expect(DatasetFormatError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toMatch(/records\.jsonl:2 \(field `transition\.domain`\)/);
+  });
+
+  it('reads a missing file as empty', async () => {
+    const { contents, added } = await read(join(tmpdir(), 'dreamgym-no-such-log.jsonl'));
+    expect(added).toEqual([]);
+    expect(contents).toEqual({ chunks: [], committedBytes: 0, tornBytes: 0 });
+  });
+});
