@@ -139,6 +139,25 @@ async function evaluateReal(
   return metrics;
 }
 
+async function writeReport(): Promise<void> {
+  const table = results
+    .map(
+      (result) =>
+        `<tr><th>${result.condition}</th><td>${result.realTransitions}</td><td>${result.syntheticTransitions}</td><td>${percent(result.evaluations.valid_seen)}</td><td>${percent(result.evaluations.valid_unseen)}</td></tr>`,
+    )
+    .join('\n');
+  const html = renderReport(runs, {
+    title: 'DreamGym on ALFWorld: the paper protocol at our scale',
+  }).replace(
+    '<h2>Runs and ablations</h2>',
+    `<h2>Real-engine success (95% Wilson intervals)</h2>
+  <table><thead><tr><th>condition</th><th>real transitions</th><th>synthetic transitions</th><th>valid_seen</th><th>valid_unseen</th></tr></thead>
+  <tbody>${table}</tbody></table>
+  <h2>Runs and ablations</h2>`,
+  );
+  await writeFile(join(resultsDirectory, 'alfworld-report.html'), html);
+}
+
 const previous = existsSync(resultsFile)
   ? (JSON.parse(await readFile(resultsFile, 'utf8')) as { results?: ConditionResult[] })
   : {};
@@ -236,28 +255,13 @@ try {
         2,
       )}\n`,
     );
+    await writeReport();
   }
 } finally {
   await realPool.closeAll();
   await rm(scratch, { recursive: true, force: true });
 }
 
-const table = results
-  .map(
-    (result) =>
-      `<tr><th>${result.condition}</th><td>${result.realTransitions}</td><td>${result.syntheticTransitions}</td><td>${percent(result.evaluations.valid_seen)}</td><td>${percent(result.evaluations.valid_unseen)}</td></tr>`,
-  )
-  .join('\n');
-const html = renderReport(runs, {
-  title: 'DreamGym on ALFWorld: the paper protocol at our scale',
-}).replace(
-  '<h2>Runs and ablations</h2>',
-  `<h2>Real-engine success (95% Wilson intervals)</h2>
-<table><thead><tr><th>condition</th><th>real transitions</th><th>synthetic transitions</th><th>valid_seen</th><th>valid_unseen</th></tr></thead>
-<tbody>${table}</tbody></table>
-<h2>Runs and ablations</h2>`,
-);
-await writeFile(join(resultsDirectory, 'alfworld-report.html'), html);
 console.table(
   results.map((result) => ({
     condition: result.condition,

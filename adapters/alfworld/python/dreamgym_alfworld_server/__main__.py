@@ -51,16 +51,17 @@ def main(argv: list[str] | None = None) -> int:
     host, port = server.server_address[:2]
 
     def stop(_signum, _frame):
-        raise KeyboardInterrupt
+        # shutdown() waits for serve_forever() to return, so it must run on another thread;
+        # raising from the handler instead could escape while the server is starting or closing.
+        threading.Thread(target=server.shutdown, daemon=True).start()
 
     signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     if args.parent_pid is not None:
         watch_parent(args.parent_pid)
-    print(json.dumps({"event": "listening", "host": host, "port": port}), flush=True)
     try:
+        print(json.dumps({"event": "listening", "host": host, "port": port}), flush=True)
         server.serve_forever()
-    except KeyboardInterrupt:
-        pass
     finally:
         server.server_close()
     return 0
