@@ -137,12 +137,7 @@ export class LlmTaskGenerator implements TaskGenerator {
   constructor(options: LlmTaskGeneratorOptions) {
     this.model = options.model;
     this.adapter = options.adapter;
-    this.deduplicator = new TaskDeduplicator({
-      ...(options.embedder ? { embedder: options.embedder } : {}),
-      ...(options.similarityThreshold === undefined
-        ? {}
-        : { similarityThreshold: options.similarityThreshold }),
-    });
+    this.deduplicator = new TaskDeduplicator(options);
     this.minLength = options.minLength ?? 10;
     this.maxLength = options.maxLength ?? 600;
     if (!(Number.isInteger(this.minLength) && this.minLength >= 1)) {

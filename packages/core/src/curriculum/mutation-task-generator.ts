@@ -39,12 +39,7 @@ export class MutationTaskGenerator implements TaskGenerator {
 
   constructor(options: MutationTaskGeneratorOptions) {
     this.adapter = options.adapter;
-    this.deduplicator = new TaskDeduplicator({
-      ...(options.embedder ? { embedder: options.embedder } : {}),
-      ...(options.similarityThreshold === undefined
-        ? {}
-        : { similarityThreshold: options.similarityThreshold }),
-    });
+    this.deduplicator = new TaskDeduplicator(options);
     this.maxRounds = options.maxRounds ?? 4;
     if (!Number.isInteger(this.maxRounds) || this.maxRounds < 1) {
       throw new RangeError(`maxRounds must be a positive integer, got ${options.maxRounds}.`);
