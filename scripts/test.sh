@@ -14,17 +14,21 @@ export TURBO_TELEMETRY_DISABLED=1 DO_NOT_TRACK=1
 reports=.test-reports
 rm -rf "$reports" && mkdir -p "$reports"
 status=0
+failed_steps=()
 
 npx turbo run build typecheck --output-logs=errors-only || exit 1
 npx tsc -p tsconfig.json || exit 1
-npx biome ci . || status=1
+npx biome ci . || { status=1; failed_steps+=("lint and format (biome ci)"); }
 
-npx vitest run --reporter=default --reporter=json --outputFile.json="$reports/vitest.json" || status=1
+npx vitest run --reporter=default --reporter=json --outputFile.json="$reports/vitest.json" \
+  || { status=1; failed_steps+=("vitest"); }
 
 # Python-side tests (environment servers, interop) run in the project virtualenv.
 if [ -x .venv/bin/python ] && [ -n "$(find . -path ./node_modules -prune -o -path ./.venv -prune -o -name 'test_*.py' -print -quit)" ]; then
-  .venv/bin/python -m pytest -q --junitxml="$reports/pytest.xml" || status=1
+  .venv/bin/python -m pytest -q --junitxml="$reports/pytest.xml" || { status=1; failed_steps+=("pytest"); }
 fi
 
+# Name failing steps just above the summary line so a red run says why even when every test passed.
+for step in "${failed_steps[@]}"; do echo "FAILED: $step"; done
 node scripts/summarize-test-reports.mjs "$reports" || status=1
 exit $status

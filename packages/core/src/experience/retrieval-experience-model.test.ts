@@ -142,7 +142,11 @@ describe('RetrievalExperienceModel termination prior', () => {
   it('does not end the episode on a put the task never asked for, however its neighbours ended', async () => {
     const model = new RetrievalExperienceModel();
     const prediction = await model.predict({
-      task: TaskSchema.parse({ id: 't', domain: 'alfworld', instruction: 'put a hot apple in fridge.' }),
+      task: TaskSchema.parse({
+        id: 't',
+        domain: 'alfworld',
+        instruction: 'put a hot apple in fridge.',
+      }),
       history: [],
       state: { text: 'On the garbagecan 1, you see nothing.' },
       action: 'put spatula 1 in/on garbagecan 1',
@@ -167,12 +171,21 @@ describe('RetrievalExperienceModel termination prior', () => {
 describe('RetrievalExperienceModel grounding', () => {
   it('lets only offline and real neighbours vote on the outcome', async () => {
     const model = new RetrievalExperienceModel();
-    const task = TaskSchema.parse({ id: 't', domain: 'alfworld', instruction: 'put a keychain in desk.' });
-    const synthetic = demo('put laptop 2 in/on shelf 1', 'You put the laptop 2 in/on the shelf 1.', 0.95, {
-      done: true,
-      reward: 1,
+    const task = TaskSchema.parse({
+      id: 't',
+      domain: 'alfworld',
       instruction: 'put a keychain in desk.',
     });
+    const synthetic = demo(
+      'put laptop 2 in/on shelf 1',
+      'You put the laptop 2 in/on the shelf 1.',
+      0.95,
+      {
+        done: true,
+        reward: 1,
+        instruction: 'put a keychain in desk.',
+      },
+    );
     const prediction = await model.predict({
       task,
       history: [],
