@@ -64,6 +64,13 @@ export class AdamOptimizer {
     this.v = new Float32Array(size);
   }
 
+  /** Restores moments and step count saved from another optimiser of the same size. */
+  restore(m: ArrayLike<number>, v: ArrayLike<number>, steps: number): void {
+    this.m.set(m);
+    this.v.set(v);
+    this.steps = steps;
+  }
+
   /** Moves `weights` against `gradient` (of a loss to minimise): one dense Adam step. */
   step(
     weights: Float32Array,

@@ -163,14 +163,7 @@ export class LinearSoftmaxPolicy implements Policy, TrainablePolicy<PreparedDeci
   }
 
   async act(observation: Observation, context: PolicyContext): Promise<PolicyDecision> {
-    const candidates = candidateActionsOf(observation, context.candidates);
-    const prepared = this.prepareCandidates(
-      context.task,
-      observation,
-      context.history.map((step) => step.action),
-      candidates,
-    );
-    const logProbabilities = this.logProbabilities(prepared);
+    const { candidates, logProbabilities } = this.distribution(observation, context);
     let index = 0;
     if (context.greedy) {
       for (let other = 1; other < logProbabilities.length; other += 1) {
@@ -347,9 +340,7 @@ export class LinearSoftmaxPolicy implements Policy, TrainablePolicy<PreparedDeci
       id: header.id,
     });
     policy.weights.set(state.weights);
-    policy.optimizer.m.set(state.adamM);
-    policy.optimizer.v.set(state.adamV);
-    policy.optimizer.steps = header.adamSteps;
+    policy.optimizer.restore(state.adamM, state.adamV, header.adamSteps);
     return policy;
   }
 

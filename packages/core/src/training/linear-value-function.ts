@@ -144,9 +144,7 @@ export class LinearValueFunction {
       optimizer: state.optimizer,
     });
     valueFunction.weights.set(state.weights);
-    valueFunction.optimizer.m.set(state.adamM);
-    valueFunction.optimizer.v.set(state.adamV);
-    valueFunction.optimizer.steps = state.adamSteps;
+    valueFunction.optimizer.restore(state.adamM, state.adamV, state.adamSteps);
     return valueFunction;
   }
 }
