@@ -613,13 +613,19 @@ export class ReplayBuffer implements TransitionRetriever {
     return rows;
   }
 
+  /** The slots in [start, end) that hold a record (not evicted). */
+  private liveSlots(start: number, end: number): number[] {
+    const live: number[] = [];
+    for (let slot = start; slot < end; slot += 1)
+      if (this.slotIdHashes[slot] !== -1) live.push(slot);
+    return live;
+  }
+
   /** Embeds the records of slots [start, end) and appends their vectors. */
   private async indexSlots(start: number, end: number): Promise<void> {
     for (let from = start; from < end; from += EMBED_BATCH) {
       const to = Math.min(end, from + EMBED_BATCH);
-      const liveSlots: number[] = [];
-      for (let slot = from; slot < to; slot += 1)
-        if (this.slotIdHashes[slot] !== -1) liveSlots.push(slot);
+      const liveSlots = this.liveSlots(from, to);
       const embedded = new Float32Array(liveSlots.length * this.dimension);
       await embedPhi(
         this.embedder,
@@ -1013,9 +1019,7 @@ export class ReplayBuffer implements TransitionRetriever {
    * index (re-embedding when `reembed`, else from the stored vectors) and rewrites the log.
    */
   private async compactNow(reembed: boolean): Promise<void> {
-    const liveSlots: number[] = [];
-    for (let slot = 0; slot < this.records.length; slot += 1)
-      if (this.slotIdHashes[slot] !== -1) liveSlots.push(slot);
+    const liveSlots = this.liveSlots(0, this.records.length);
     const oldVectors = this.vectors;
     const transitions = liveSlots.map((slot) => this.served(slot));
     this.records = [];
