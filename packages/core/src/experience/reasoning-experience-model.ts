@@ -82,6 +82,15 @@ export class ReasoningExperienceModel implements ExperienceModel {
     this.id = `reasoning:${options.chat.id}`;
   }
 
+  /** The request options both calls share: token limit, temperature when set, abort signal. */
+  private samplingOptions(signal: AbortSignal | undefined) {
+    return {
+      maxTokens: this.maxTokens,
+      ...(this.options.temperature === undefined ? {} : { temperature: this.options.temperature }),
+      ...(signal ? { signal } : {}),
+    };
+  }
+
   async predict(input: ExperienceInput): Promise<ExperiencePrediction> {
     const prompt = buildExperiencePrompt(this.options.environmentDescription, input, this.options);
     const failures: string[] = [];
@@ -91,11 +100,7 @@ export class ReasoningExperienceModel implements ExperienceModel {
           messages: prompt.messages,
           schema: ExperienceStepOutputSchema,
           schemaName: 'experience_step',
-          maxTokens: this.maxTokens,
-          ...(this.options.temperature === undefined
-            ? {}
-            : { temperature: this.options.temperature }),
-          ...(input.signal ? { signal: input.signal } : {}),
+          ...this.samplingOptions(input.signal),
         });
         const output = response.value;
         const outcome = applyRewardRule(output, this.rule);
@@ -150,11 +155,7 @@ export class ReasoningExperienceModel implements ExperienceModel {
           messages,
           schema: InitialStateOutputSchema,
           schemaName: 'initial_state',
-          maxTokens: this.maxTokens,
-          ...(this.options.temperature === undefined
-            ? {}
-            : { temperature: this.options.temperature }),
-          ...(input.signal ? { signal: input.signal } : {}),
+          ...this.samplingOptions(input.signal),
         });
         return { text: response.value.initialState };
       } catch (error) {
