@@ -20,7 +20,8 @@ import { mapAlfworldObservation } from '../state-mapper.js';
 import { alfworldDataDirectory } from '../test-data-directory.js';
 import { type AlfworldRealEnvironment, alfworldGameOf } from './alfworld-real-environment.js';
 import { connectAlfworldReal } from './connect.js';
-import { AlfworldServerProcess, defaultAlfworldPython } from './server-process.js';
+import { START_HOOK_TIMEOUT_MS, startTestEngineServer } from './engine-server.test-support.js';
+import type { AlfworldServerProcess } from './server-process.js';
 
 const dataDir = alfworldDataDirectory();
 
@@ -79,14 +80,8 @@ const lookAtLight = experts.get('look_at_obj_in_light')!;
 let server: AlfworldServerProcess;
 
 beforeAll(async () => {
-  server = await AlfworldServerProcess.start({
-    dataDir,
-    pythonPath: defaultAlfworldPython(),
-    port: 0,
-    startTimeoutMs: 120_000,
-    requestTimeoutMs: 60_000,
-  });
-}, 130_000);
+  server = await startTestEngineServer(dataDir);
+}, START_HOOK_TIMEOUT_MS);
 
 afterAll(async () => {
   await server?.stop();

@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { ConfigError, readJsonl, type Trajectory, TrajectorySchema } from '@dreamgym/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alfworldDataDirectory } from '../test-data-directory.js';
+import { START_HOOK_TIMEOUT_MS, startTestEngineServer } from './engine-server.test-support.js';
 import { exploreAlfworld } from './explore.js';
-import { AlfworldServerProcess, defaultAlfworldPython } from './server-process.js';
+import type { AlfworldServerProcess } from './server-process.js';
 
 const dataDir = alfworldDataDirectory();
 const lookAtLight =
@@ -18,14 +19,8 @@ describe('exploreAlfworld on the real engine', () => {
   let directory: string;
   beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), 'dreamgym-explore-'));
-    server = await AlfworldServerProcess.start({
-      dataDir,
-      pythonPath: defaultAlfworldPython(),
-      port: 0,
-      startTimeoutMs: 120_000,
-      requestTimeoutMs: 60_000,
-    });
-  }, 130_000);
+    server = await startTestEngineServer(dataDir);
+  }, START_HOOK_TIMEOUT_MS);
   afterAll(async () => {
     await server?.stop();
     await rm(directory, { recursive: true, force: true });
