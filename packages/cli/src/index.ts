@@ -2,7 +2,7 @@
  * `@dreamgym/cli`: the `dreamgym` command, and its building blocks for programmatic use.
  */
 
-export { type CommandIo, runCli } from './cli.js';
+export { COMMANDS, type Command, type CommandIo, runCli } from './cli.js';
 export {
   type DomainSetup,
   type DomainSetupOptions,

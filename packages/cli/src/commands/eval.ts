@@ -1,0 +1,95 @@
+/**
+ * `dreamgym eval`: success of a run's latest checkpoint on the real or synthetic environment.
+ */
+import { join, resolve } from 'node:path';
+import { loadRunPolicy, parseDreamGymConfig, SeededRandom } from '@dreamgym/core';
+import {
+  type Command,
+  type CommandIo,
+  fail,
+  integer,
+  parseFlags,
+  percent,
+  readJsonFile,
+} from '../command-arguments.js';
+import { evaluateOnDomain } from '../domain-evaluation.js';
+import { type DomainSetupOptions, setUpDomain } from '../domain-setup.js';
+
+const EVAL_USAGE = `Usage: dreamgym eval --run-dir DIR [options]
+
+  --run-dir DIR              a \`dreamgym train\` run folder (its latest checkpoint is evaluated)
+  --environment real|synthetic   where to evaluate (default real)
+  --eval-split NAME  --eval-tasks N  --episodes N  --max-steps N  --seed N
+  --sample                   sample actions instead of taking the most likely one`;
+
+async function evaluate(args: string[], io: CommandIo): Promise<number> {
+  const values = parseFlags(
+    args,
+    {
+      'run-dir': { type: 'string' },
+      environment: { type: 'string' },
+      'eval-split': { type: 'string' },
+      'eval-tasks': { type: 'string' },
+      episodes: { type: 'string' },
+      'max-steps': { type: 'string' },
+      seed: { type: 'string' },
+      sample: { type: 'boolean' },
+    },
+    EVAL_USAGE,
+  );
+  if (values.help) {
+    io.stdout.write(`${EVAL_USAGE}\n`);
+    return 0;
+  }
+  if (!values['run-dir']) fail(`--run-dir is required.\n\n${EVAL_USAGE}`, '--run-dir');
+  const runDirectory = resolve(io.cwd, values['run-dir'] as string);
+  const environment = (values.environment as string | undefined) ?? 'real';
+  if (environment !== 'real' && environment !== 'synthetic') {
+    fail(`--environment must be real or synthetic, got "${environment}".`, '--environment');
+  }
+  const setup = (await readJsonFile(
+    join(runDirectory, 'setup.json'),
+    '--run-dir',
+  )) as DomainSetupOptions;
+  const config = parseDreamGymConfig(
+    await readJsonFile(join(runDirectory, 'config.json'), '--run-dir'),
+  );
+  const { policy, checkpoint } = await loadRunPolicy(runDirectory);
+  const log = (message: string) => io.stderr.write(`${message}\n`);
+  const domain = await setUpDomain(
+    {
+      ...setup,
+      ...(values['eval-split'] ? { evalSplit: values['eval-split'] as string } : {}),
+      ...(values['eval-tasks']
+        ? { evalTasks: integer(values['eval-tasks'] as string, '--eval-tasks')! }
+        : {}),
+    },
+    log,
+  );
+  const maxSteps =
+    integer(values['max-steps'] as string | undefined, '--max-steps') ?? config.maxSteps;
+  log(
+    `evaluating checkpoint ${checkpoint} on ${domain.evaluationTasks.length} tasks (${environment})...`,
+  );
+  const metrics = await evaluateOnDomain(domain, {
+    policy,
+    environment,
+    tasks: domain.evaluationTasks,
+    episodesPerTask: integer(values.episodes as string | undefined, '--episodes') ?? 1,
+    maxSteps,
+    k: config.retrieval.k,
+    greedy: values.sample !== true,
+    concurrency: environment === 'real' ? config.realConcurrency : config.concurrency,
+    random: new SeededRandom(integer(values.seed as string | undefined, '--seed') ?? config.seed),
+  });
+  io.stdout.write(`success: ${percent(metrics)}\n`);
+  io.stdout.write(`${JSON.stringify(metrics)}\n`);
+  return 0;
+}
+
+/** `dreamgym eval`. */
+export const evalCommand: Command = {
+  name: ['eval'],
+  summary: "evaluate a run's policy on the real or synthetic environment",
+  run: evaluate,
+};

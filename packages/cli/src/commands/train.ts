@@ -1,0 +1,288 @@
+/**
+ * `dreamgym train`: DreamGym training of one domain (synthetic phase, then optional
+ * sim-to-real), with the untrained and trained policy evaluated before and after.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import {
+  type DreamGymConfigInput,
+  DreamGymLoop,
+  type EvaluationMetrics,
+  LinearSoftmaxPolicy,
+  parseDreamGymConfig,
+  SeededRandom,
+} from '@dreamgym/core';
+import {
+  type Command,
+  type CommandIo,
+  decimal,
+  defaultDataDirectory,
+  type FlagSpecs,
+  type FlagValues,
+  fail,
+  integer,
+  parseFlags,
+  percent,
+  readJsonFile,
+} from '../command-arguments.js';
+import { evaluateOnDomain } from '../domain-evaluation.js';
+import { type DomainSetupOptions, DomainSetupOptionsSchema, setUpDomain } from '../domain-setup.js';
+import { ProgressReporter } from '../progress.js';
+
+const TRAIN_USAGE = `Usage: dreamgym train --domain NAME [options]
+
+Domain and data:
+  --domain NAME              domain adapter, loaded from @dreamgym/NAME (e.g. alfworld)
+  --adapter-package NAME     adapter package to load instead of @dreamgym/NAME
+  --data DIR                 the domain's dataset folder (default: $DREAMGYM_DATA_DIR/NAME)
+  --offline FILE             extra offline trajectories (JSONL), repeatable
+  --offline-limit N          use only the first N of the dataset's offline trajectories
+  --train-tasks N            seed tasks: the first N training tasks (default all)
+  --eval-split NAME          split of the evaluation tasks (default valid_seen)
+  --eval-tasks N             evaluation tasks: the first N of the split (default all)
+  --index auto|flat|hnsw     replay-buffer index (default auto)
+
+Run:
+  --config FILE              JSON file with the loop configuration (any field of DreamGymConfig)
+                             and an optional "setup" object with the options above
+  --run-dir DIR              run folder (default runs/NAME-<date>); holds metrics, checkpoints
+  --resume                   continue the run in --run-dir from its last checkpoint
+  --no-baseline              do not evaluate the untrained policy first
+
+Loop (override the config file):
+  --iterations N  --seed N  --algorithm grpo|dr-grpo|ppo  --tasks-per-iteration N
+  --rollouts-per-task N  --max-steps N  --lambda X  --k N  --concurrency N
+  --real-budget N            sim-to-real: real transitions to spend after the synthetic phase
+  --eval-every K             evaluate every K iterations and after the last (0: only after the last)
+  --eval-env real|synthetic|both   where evaluations run (default real; synthetic needs
+                             evaluation tasks with a known initial state)
+  --no-replay  --no-curriculum  --no-history   ablations`;
+
+const TRAIN_OPTIONS: FlagSpecs = {
+  domain: { type: 'string' },
+  'adapter-package': { type: 'string' },
+  data: { type: 'string' },
+  offline: { type: 'string', multiple: true },
+  'offline-limit': { type: 'string' },
+  'train-tasks': { type: 'string' },
+  'eval-split': { type: 'string' },
+  'eval-tasks': { type: 'string' },
+  index: { type: 'string' },
+  config: { type: 'string' },
+  'run-dir': { type: 'string' },
+  resume: { type: 'boolean' },
+  'no-baseline': { type: 'boolean' },
+  iterations: { type: 'string' },
+  seed: { type: 'string' },
+  algorithm: { type: 'string' },
+  'tasks-per-iteration': { type: 'string' },
+  'rollouts-per-task': { type: 'string' },
+  'max-steps': { type: 'string' },
+  lambda: { type: 'string' },
+  k: { type: 'string' },
+  concurrency: { type: 'string' },
+  'real-budget': { type: 'string' },
+  'eval-every': { type: 'string' },
+  'eval-env': { type: 'string' },
+  'no-replay': { type: 'boolean' },
+  'no-curriculum': { type: 'boolean' },
+  'no-history': { type: 'boolean' },
+};
+
+/** Merges flags over the config file into the loop config and the domain set-up. */
+function trainSettings(
+  values: FlagValues,
+  file: Record<string, unknown>,
+  io: CommandIo,
+): { config: DreamGymConfigInput; setup: DomainSetupOptions } {
+  const { setup: fileSetup = {}, ...fileConfig } = file as { setup?: Record<string, unknown> };
+  const config = structuredClone(fileConfig) as Record<string, unknown> & DreamGymConfigInput;
+  const set = (path: string[], value: unknown) => {
+    if (value === undefined) return;
+    let target = config as Record<string, unknown>;
+    for (const key of path.slice(0, -1)) {
+      target[key] = { ...((target[key] as Record<string, unknown> | undefined) ?? {}) };
+      target = target[key] as Record<string, unknown>;
+    }
+    target[path.at(-1)!] = value;
+  };
+  const string = (name: string) => values[name] as string | undefined;
+  set(['iterations'], integer(string('iterations'), '--iterations'));
+  set(['seed'], integer(string('seed'), '--seed'));
+  set(['algorithm'], string('algorithm'));
+  set(['tasksPerIteration'], integer(string('tasks-per-iteration'), '--tasks-per-iteration'));
+  set(['rolloutsPerTask'], integer(string('rollouts-per-task'), '--rollouts-per-task'));
+  set(['maxSteps'], integer(string('max-steps'), '--max-steps'));
+  set(['concurrency'], integer(string('concurrency'), '--concurrency'));
+  set(['curriculum', 'lambda'], decimal(string('lambda'), '--lambda'));
+  set(['retrieval', 'k'], integer(string('k'), '--k'));
+  set(['simToReal', 'realTransitionBudget'], integer(string('real-budget'), '--real-budget'));
+  set(['evaluation', 'every'], integer(string('eval-every'), '--eval-every'));
+  const evalEnvironment = string('eval-env');
+  if (evalEnvironment !== undefined) {
+    const environments = { real: ['real'], synthetic: ['synthetic'], both: ['synthetic', 'real'] }[
+      evalEnvironment
+    ];
+    if (!environments)
+      fail(`--eval-env must be real, synthetic or both, got "${evalEnvironment}".`, '--eval-env');
+    set(['evaluation', 'environments'], environments);
+  } else if (
+    (config.evaluation as { environments?: unknown } | undefined)?.environments === undefined
+  ) {
+    // Real success is what matters; the real environment also knows every task's start.
+    set(['evaluation', 'environments'], ['real']);
+  }
+  if (values['no-replay']) set(['retrieval', 'enabled'], false);
+  if (values['no-curriculum']) set(['curriculum', 'enabled'], false);
+  if (values['no-history']) set(['history', 'enabled'], false);
+
+  const domain = string('domain') ?? (fileSetup.domain as string | undefined);
+  if (!domain) fail(`--domain is required (e.g. --domain alfworld).\n\n${TRAIN_USAGE}`, '--domain');
+  const data =
+    string('data') ?? (fileSetup.data as string | undefined) ?? defaultDataDirectory(domain, io);
+  if (!data) {
+    fail(
+      `--data DIR is required (the ${domain} dataset folder), or set DREAMGYM_DATA_DIR to the folder holding ${domain}/.`,
+      '--data',
+    );
+  }
+  const setup: DomainSetupOptions = {
+    ...(fileSetup as Partial<DomainSetupOptions>),
+    domain,
+    data: resolve(io.cwd, data),
+    ...(string('adapter-package') ? { adapterPackage: string('adapter-package')! } : {}),
+    ...(values.offline
+      ? { offline: (values.offline as string[]).map((file) => resolve(io.cwd, file)) }
+      : {}),
+    ...(string('offline-limit')
+      ? { offlineLimit: integer(string('offline-limit'), '--offline-limit')! }
+      : {}),
+    ...(string('train-tasks')
+      ? { trainTasks: integer(string('train-tasks'), '--train-tasks')! }
+      : {}),
+    ...(string('eval-split') ? { evalSplit: string('eval-split')! } : {}),
+    ...(string('eval-tasks') ? { evalTasks: integer(string('eval-tasks'), '--eval-tasks')! } : {}),
+    ...(string('index') ? { index: string('index') as 'auto' } : {}),
+  };
+  const checked = DomainSetupOptionsSchema.safeParse(setup);
+  if (!checked.success) {
+    const issue = checked.error.issues[0]!;
+    fail(`Invalid option \`${issue.path.join('.')}\`: ${issue.message}`, issue.path.join('.'));
+  }
+  parseDreamGymConfig(config);
+  return { config, setup };
+}
+
+async function train(args: string[], io: CommandIo): Promise<number> {
+  const values = parseFlags(args, TRAIN_OPTIONS, TRAIN_USAGE);
+  if (values.help) {
+    io.stdout.write(`${TRAIN_USAGE}\n`);
+    return 0;
+  }
+  const runDirectory = resolve(
+    io.cwd,
+    (values['run-dir'] as string | undefined) ??
+      join(
+        'runs',
+        `${(values.domain as string | undefined) ?? 'run'}-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}`,
+      ),
+  );
+  const existing = await DreamGymLoop.latestCheckpoint(runDirectory);
+  if (existing !== undefined && !values.resume) {
+    fail(
+      `${runDirectory} already holds a run (checkpoint ${existing}). Pass --resume to continue it, or choose another --run-dir.`,
+      '--run-dir',
+    );
+  }
+  const setupFile = join(runDirectory, 'setup.json');
+  let fileSettings: Record<string, unknown> = {};
+  if (values.resume && existsSync(setupFile)) {
+    // A resumed run keeps the settings it started with; flags may not change them.
+    fileSettings = {
+      ...(await readJsonFile(join(runDirectory, 'config.json'), '--run-dir')),
+      setup: await readJsonFile(setupFile, '--run-dir'),
+    };
+  } else if (values.config) {
+    fileSettings = await readJsonFile(resolve(io.cwd, values.config as string), '--config');
+  }
+  const { config, setup } = trainSettings(values, fileSettings, io);
+  const log = (message: string) => io.stderr.write(`${message}\n`);
+  const domain = await setUpDomain(setup, log);
+  await mkdir(runDirectory, { recursive: true });
+  await writeFile(setupFile, `${JSON.stringify(setup, null, 2)}\n`);
+  const resolved = parseDreamGymConfig(config);
+  const realNeeded =
+    resolved.simToReal.realTransitionBudget > 0 ||
+    resolved.evaluation.environments.includes('real');
+  const evaluationEnvironment = resolved.evaluation.environments.includes('real')
+    ? 'real'
+    : 'synthetic';
+
+  let baseline: EvaluationMetrics | undefined;
+  if (!values['no-baseline'] && !values.resume && domain.evaluationTasks.length > 0) {
+    log(
+      `evaluating the untrained policy on ${domain.evaluationTasks.length} ${setup.evalSplit ?? 'valid_seen'} tasks (${evaluationEnvironment})...`,
+    );
+    const untrained = new LinearSoftmaxPolicy({
+      random: new SeededRandom(resolved.seed),
+      hashBits: resolved.policy.hashBits,
+    });
+    baseline = await evaluateOnDomain(domain, {
+      policy: untrained,
+      environment: evaluationEnvironment,
+      tasks: domain.evaluationTasks,
+      maxSteps: resolved.maxSteps,
+      k: resolved.retrieval.k,
+      greedy: false,
+      concurrency:
+        evaluationEnvironment === 'real' ? resolved.realConcurrency : resolved.concurrency,
+      random: new SeededRandom(resolved.seed),
+    });
+    log(`success before training: ${percent(baseline)}`);
+  }
+
+  const progress = new ProgressReporter('dreamgym train', 1, io.stderr);
+  const loop = new DreamGymLoop(
+    config,
+    {
+      adapter: domain.adapter,
+      experienceModel: domain.experienceModel,
+      replayBuffer: domain.replayBuffer,
+      seedTasks: domain.seedTasks,
+      evaluationTasks: domain.evaluationTasks,
+      ...(realNeeded ? { realEnvironment: domain.realEnvironment } : {}),
+      log: (message) => progress.log(message),
+      onIteration: (metrics, { done, total }) => {
+        progress.total = total;
+        progress.update(done, {
+          successRate: metrics.successRate,
+          fields: { phase: metrics.phase, pool: metrics.poolSize, buffer: metrics.bufferSize },
+        });
+        for (const evaluation of metrics.evaluations)
+          progress.log(`iteration ${metrics.iteration}: eval ${percent(evaluation)}`);
+      },
+    },
+    runDirectory,
+  );
+  const result = await loop.run({ resume: values.resume === true });
+  progress.finish();
+  const after = result.finalEvaluations.find(
+    (evaluation) => evaluation.environment === evaluationEnvironment,
+  );
+  io.stdout.write(`run folder: ${runDirectory}\n`);
+  if (baseline) io.stdout.write(`success before training: ${percent(baseline)}\n`);
+  if (after) io.stdout.write(`success after training:  ${percent(after)}\n`);
+  io.stdout.write(`report: dreamgym report --run-dir ${runDirectory}\n`);
+  if (baseline) {
+    await writeFile(join(runDirectory, 'baseline.json'), `${JSON.stringify(baseline, null, 2)}\n`);
+  }
+  return 0;
+}
+
+/** `dreamgym train`. */
+export const trainCommand: Command = {
+  name: ['train'],
+  summary: 'train a policy with DreamGym (synthetic experience, then optional sim-to-real)',
+  run: train,
+};
