@@ -1,14 +1,27 @@
-# The project virtualenv (.venv at the repository root) with the ALFWorld engine
-# (alfworld + textworld) and pytest, from adapters/alfworld/python/requirements.txt.
+# The project virtualenv (.venv at the repository root): every pinned requirements file of
+# the workspace, installed together with `pip install --no-deps`, so each file is the whole
+# closure of what its component imports and nothing unpinned slips in:
+#   adapters/*/python/requirements.txt   environment engines and servers (ALFWorld ...)
+#   packages/*/python/requirements.txt   interop clients and page sources (OpenEnv, MiniWoB++ ...)
+#   trainers/python/requirements.txt     the torch trainer backend
+# Two files that pin the same package must pin the same version (a repository test checks).
 # jericho and fast-downward-textworld compile at install time: C/C++ compilers and make.
 DEBIAN_PACKAGES+=(python3.11 python3.11-venv build-essential)
 
+python_requirement_files() {
+  local file
+  for file in adapters/*/python/requirements.txt packages/*/python/requirements.txt trainers/python/requirements.txt; do
+    [ -f "$file" ] && printf '%s\n' "$file"
+  done
+}
+
 after_npm_python() {
   local venv=.venv
-  local requirements=adapters/alfworld/python/requirements.txt
   local stamp="$venv/.dreamgym-requirements.sha256"
-  local want
-  want=$(sha256sum "$requirements" | cut -d' ' -f1)
+  local files want
+  mapfile -t files < <(python_requirement_files)
+  [ ${#files[@]} -gt 0 ] || return 0
+  want=$(cat "${files[@]}" | sha256sum | cut -d' ' -f1)
   if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     return 0
   fi
@@ -18,11 +31,12 @@ after_npm_python() {
     log "creating the Python virtualenv $venv ($("$python" --version 2>&1))"
     "$python" -m venv "$venv"
   fi
-  log "installing Python packages from $requirements (compiles jericho and fast-downward: a few minutes)"
-  # --no-deps: the requirements file is the whole pinned closure (see its header). The
-  # venv's bin comes first on PATH because fast-downward's build calls a bare `python`.
+  local requirement_flags=()
+  for file in "${files[@]}"; do requirement_flags+=(-r "$file"); done
+  log "installing Python packages from ${files[*]} (compiles jericho and fast-downward; torch is a large download: minutes)"
+  # The venv's bin comes first on PATH because fast-downward's build calls a bare `python`.
   PATH="$PWD/$venv/bin:$PATH" "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    --no-deps --no-input --use-pep517 -r "$requirements"
+    --no-deps --no-input --use-pep517 "${requirement_flags[@]}"
   # The engine must import and load before the stamp says the venv is ready.
   "$venv/bin/python" -c 'import textworld, fast_downward, alfworld.agents.environment.alfred_tw_env, pytest'
   printf '%s\n' "$want" >"$stamp"
