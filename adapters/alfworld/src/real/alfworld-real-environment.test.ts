@@ -158,7 +158,7 @@ describe('ALFWorld real engine', () => {
       await short.reset(taskOf(lookAtLight));
       expect((await short.step('look')).done).toBe(false);
       const last = await short.step('look');
-      expect(last).toMatchObject({ done: true, reward: 0, info: { truncated: true, won: false } });
+      expect(last).toMatchObject({ done: true, truncated: true, reward: 0, info: { won: false } });
       await expect(short.step('look')).rejects.toSatisfy(EnvironmentStateError.isInstance);
     } finally {
       await short.close();

@@ -324,10 +324,10 @@ export class AlfworldRealEnvironment implements Environment {
       observation: mapAlfworldObservation({ text, admissibleCommands: payload.available_actions }),
       reward: payload.reward,
       done: payload.done,
+      truncated: payload.truncated,
       info: {
         won: payload.won,
         success: payload.won,
-        truncated: payload.truncated,
         invalidAction: text.trim() === NOTHING_HAPPENS || payload.admissible === false,
         steps: payload.steps,
       },

@@ -32,7 +32,7 @@ export const AlfworldRealOptionsSchema = z.object({
   requestTimeoutMs: z.number().int().positive().default(60_000),
   /**
    * Step limit of one episode: after this many actions the episode ends with `done` and
-   * `info.truncated`. Default 50 (AgentGym's and the ALFWorld papers' budget).
+   * `done` and `truncated`. Default 50 (AgentGym's and the ALFWorld papers' budget).
    */
   maxSteps: z.number().int().positive().default(50),
   /**

@@ -60,7 +60,7 @@ describe('SyntheticEnvironment', () => {
     const first = await env.step('Go Right');
     expect(first.observation.text).toBe('You walk to room 1. You are in room 1. You see a door.');
     expect(first.observation.actions).toEqual(adapter.candidateActions(first.observation, []));
-    expect(first.info).toMatchObject({ invalidAction: false, truncated: false, success: false });
+    expect(first).toMatchObject({ truncated: false, info: { invalidAction: false, success: false } });
     expect(first.info.demoIds).toHaveLength(4);
     expect(typeof first.info.reasoning).toBe('string');
     for (const action of ['go right', 'take key', 'go left']) {
@@ -103,7 +103,7 @@ describe('SyntheticEnvironment', () => {
     await env.reset(withStart);
     expect((await env.step('go right')).done).toBe(false);
     const second = await env.step('go left');
-    expect(second).toMatchObject({ done: true, reward: 0, info: { truncated: true } });
+    expect(second).toMatchObject({ done: true, truncated: true, reward: 0 });
   });
 
   it('ablates retrieval (k = 0) and history', async () => {

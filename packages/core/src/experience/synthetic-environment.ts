@@ -44,7 +44,7 @@ export interface SyntheticEnvironmentOptions {
   k?: number;
   /** Give the model the episode's history. `false` ablates it. Default `true`. */
   useHistory?: boolean;
-  /** Steps after which the episode ends (done, `info.truncated`). Default 50. */
+  /** Steps after which the episode ends (`done` and `truncated`). Default 50. */
   maxSteps?: number;
   /** Reward of an action outside the grammar, as a positive penalty subtracted. Default 0. */
   invalidActionPenalty?: number;
@@ -196,10 +196,10 @@ export class SyntheticEnvironment implements Environment {
       observation,
       reward: prediction.reward,
       done,
+      truncated,
       info: {
         ...prediction.info,
         success: prediction.success,
-        truncated,
         invalidAction: false,
         reasoning: prediction.reasoning,
         demoIds: demos.map((demo) => demo.transition.id),
@@ -234,9 +234,9 @@ export class SyntheticEnvironment implements Environment {
       observation,
       reward,
       done: truncated,
+      truncated,
       info: {
         success: false,
-        truncated,
         invalidAction: true,
         demoIds: [],
         experienceModel: this.model.id,

@@ -53,6 +53,8 @@ export const StepSchema = z.object({
   reward: z.number().finite(),
   /** True when the episode ended after this action. */
   done: z.boolean(),
+  /** True when a limit, not the task, ended the episode after this action (see `StepResult.truncated`). */
+  truncated: z.boolean().optional(),
   /** The experience model's reasoning for this transition, when there was one. */
   reasoning: z.string().optional(),
   /** Extra per-step data (log-probability, timing, retrieved demo ids...). */
@@ -66,9 +68,16 @@ export const StepResultSchema = z.object({
   observation: ObservationSchema,
   /** r_{t+1}. */
   reward: z.number().finite(),
-  /** True when the episode has ended (success, failure or step limit). */
+  /** True when the episode is over, for whatever reason (the task ended, or a limit cut it). */
   done: z.boolean(),
-  /** Diagnostics: `success`, `truncated`, `invalidAction`, reasoning, demo ids... */
+  /**
+   * True when a limit (a step cap, a real-transition budget) cut the episode rather than the
+   * task ending it (Gymnasium's `truncated`; the task's own end is `done && !truncated`).
+   * A truncated episode is neither a success nor a failure of the task: value-based
+   * trainers bootstrap from the last state, and evaluations count it separately.
+   */
+  truncated: z.boolean().default(false),
+  /** Diagnostics: `success`, `invalidAction`, reasoning, demo ids... */
   info: metaSchema.default({}),
 });
 export type StepResult = z.infer<typeof StepResultSchema>;

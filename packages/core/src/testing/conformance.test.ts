@@ -101,7 +101,13 @@ describe('the conformance suite catches broken environments', () => {
       environmentConformanceChecks({
         ...environmentOptions,
         createEnvironment: brokenEnvironment({
-          step: async () => ({ observation: { text: 'ok' }, reward: 0, done: false, info: {} }),
+          step: async () => ({
+            observation: { text: 'ok' },
+            reward: 0,
+            done: false,
+            truncated: false,
+            info: {},
+          }),
         }),
       }),
     );

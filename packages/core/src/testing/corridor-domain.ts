@@ -91,7 +91,7 @@ function parseCorridorAction(text: string): ParsedAction {
 
 /** Options of {@link CorridorEnvironment}. */
 export interface CorridorEnvironmentOptions {
-  /** Steps after which the episode is cut off (done, reward 0, `info.truncated`). Default 30. */
+  /** Steps after which the episode is cut off (`done` and `truncated`, reward 0). Default 30. */
   maxSteps?: number;
 }
 
@@ -159,7 +159,8 @@ export class CorridorEnvironment implements Environment {
       observation: this.observe(feedback),
       reward,
       done: this.done,
-      info: { success, truncated, invalidAction, layoutLength: layout.length },
+      truncated,
+      info: { success, invalidAction, layoutLength: layout.length },
     };
   }
 

@@ -28,6 +28,8 @@ export interface RolloutStep {
   penalty: number;
   /** True when the environment ended the episode after this action. */
   done: boolean;
+  /** True when a limit of the environment (step cap, budget), not the task, ended it. */
+  truncated: boolean;
   /** The environment's `info` for this step. */
   info: Record<string, unknown>;
   /** The policy's diagnostics for this step. */
@@ -54,7 +56,10 @@ export interface Rollout {
   success: boolean;
   /** Sum of the steps' rewards (penalties included). */
   totalReward: number;
-  /** The collector stopped the episode at `maxSteps` before the environment ended it. */
+  /**
+   * A limit, not the task, ended the episode: the collector's `maxSteps`, or the
+   * environment's own cap or budget (`StepResult.truncated`).
+   */
   truncated: boolean;
   /** Seconds from reset to the last step. */
   seconds: number;
@@ -214,12 +219,19 @@ export class RolloutCollector {
         environmentReward: result.reward,
         penalty,
         done,
+        truncated: result.truncated === true,
         info: result.info,
         policyInfo: decision.info,
         actSeconds: (stepStarted - actStarted) / 1000,
         stepSeconds: (stepEnded - stepStarted) / 1000,
       });
-      history.push({ observation, action: decision.action, reward, done });
+      history.push({
+        observation,
+        action: decision.action,
+        reward,
+        done,
+        ...(result.truncated ? { truncated: true } : {}),
+      });
       observation = result.observation;
     }
     const last = steps.at(-1);
@@ -235,7 +247,7 @@ export class RolloutCollector {
       finalObservation: observation,
       success,
       totalReward: steps.reduce((total, step) => total + step.reward, 0),
-      truncated: !done,
+      truncated: !done || last?.truncated === true,
       seconds: (performance.now() - started) / 1000,
     };
   }

@@ -45,7 +45,7 @@ export class RealTransitionBudget {
 
 /**
  * Wraps a real environment so each `step` spends one transition of `budget`. When the budget
- * is exhausted, `step` ends the episode (done, reward 0, `info.truncated` and
+ * is exhausted, `step` ends the episode (`done` and `truncated`, reward 0,
  * `info.budgetExhausted`) with the last observation, without calling the real environment.
  */
 export class BudgetedEnvironment implements Environment {
@@ -67,7 +67,8 @@ export class BudgetedEnvironment implements Environment {
         observation: this.lastObservation,
         reward: 0,
         done: true,
-        info: { truncated: true, budgetExhausted: true, success: false },
+        truncated: true,
+        info: { budgetExhausted: true, success: false },
       };
     }
     const result = await this.inner.step(action);
