@@ -207,10 +207,10 @@ describe('human sessions', () => {
 describe('downloadWebshopData', () => {
   it('names the URL when the server cannot be reached', async () => {
     const error = (await downloadWebshopData(join(scratch, 'download'), {
-      baseUrl: 'http://127.0.0.1:9/webshop',
+      baseUrl: 'http://127.0.0.1:1/webshop',
     }).catch((thrown) => thrown)) as Error;
     expect(error.message).toMatch(
-      /http:\/\/127\.0\.0\.1:9\/webshop\/baseline_models\/data\/human_goals\.json/,
+      /http:\/\/127\.0\.0\.1:1\/webshop\/baseline_models\/data\/human_goals\.json/,
     );
   });
 });
