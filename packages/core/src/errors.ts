@@ -19,6 +19,7 @@ export type DreamGymErrorCode =
   | 'ENVIRONMENT_STATE'
   | 'MODEL'
   | 'MODEL_OUTPUT'
+  | 'MODEL_FILE'
   | 'INDEX'
   | 'CHECKPOINT'
   | 'LOCKED';
@@ -149,6 +150,17 @@ export class ModelOutputError extends DreamGymError {
     this.output = options.output;
   }
   static override isInstance = hasCode<ModelOutputError>('MODEL_OUTPUT');
+}
+
+/** A model file (GGUF weights) is missing, unreadable, or not what its checksum says. */
+export class ModelFileError extends DreamGymError {
+  /** The file at fault. */
+  readonly path: string;
+  constructor(message: string, options: { path: string; cause?: unknown }) {
+    super('MODEL_FILE', message, options);
+    this.path = options.path;
+  }
+  static override isInstance = hasCode<ModelFileError>('MODEL_FILE');
 }
 
 /** A vector index or replay-buffer store is missing, corrupt or mismatched. */

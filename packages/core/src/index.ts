@@ -31,6 +31,7 @@ export {
   ModelError,
   ModelOutputError,
   type RecordLocation,
+  ModelFileError,
 } from './errors.js';
 export * from './eval/index.js';
 export * from './experience/index.js';

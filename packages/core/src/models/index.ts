@@ -9,6 +9,14 @@ export type {
   TokenLogprob,
   TokenUsage,
 } from './chat-model.js';
+export { type ChatMLOptions, formatChatMLPrompt } from './chat-template.js';
+export {
+  type ContinuationScore,
+  type ContinuationScorer,
+  rankContinuations,
+  type ScoreRequest,
+  type ScoreResponse,
+} from './continuation-scorer.js';
 export type { EmbeddingModel } from './embedding-model.js';
 export {
   HashingEmbedder,
@@ -38,4 +46,10 @@ export {
   type StructuredOutputMode,
   StructuredOutputModeSchema,
 } from './openai-compatible-options.js';
+export {
+  continuationTokens,
+  OpenAICompatibleScorer,
+  type OpenAICompatibleScorerOptions,
+  OpenAICompatibleScorerOptionsSchema,
+} from './openai-compatible-scorer.js';
 export { Semaphore } from './semaphore.js';
