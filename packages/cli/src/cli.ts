@@ -7,6 +7,7 @@ import { type Command, type CommandIo, fail } from './command-arguments.js';
 import { dataExploreCommand } from './commands/data-explore.js';
 import { evalCommand } from './commands/eval.js';
 import { reportCommand } from './commands/report.js';
+import { serveCommand } from './commands/serve.js';
 import { trainCommand } from './commands/train.js';
 
 export type { Command, CommandIo } from './command-arguments.js';
@@ -17,6 +18,7 @@ export const COMMANDS: readonly Command[] = [
   evalCommand,
   reportCommand,
   dataExploreCommand,
+  serveCommand,
 ];
 
 function usage(): string {

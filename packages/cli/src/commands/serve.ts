@@ -1,0 +1,353 @@
+/**
+ * `dreamgym serve`: a domain's DreamGym environment over Meta's OpenEnv protocol (WebSocket
+ * `/ws`, HTTP `/reset` `/step` ...), for Python trainers (TRL, SkyRL, ART ...). The server
+ * keeps the curriculum and the replay buffer in a run folder with checkpoints; `--resume`
+ * continues it. Synthetic by default (`--experience embedded|openai`); `--real` serves the
+ * adapter's real environment through the same protocol, for sim-to-real with one client.
+ *
+ * `@dreamgym/server` is loaded when the command runs, like domain adapters: install it
+ * next to the CLI (`npm install @dreamgym/server`).
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import {
+  ConfigError,
+  type DomainAdapter,
+  type Environment,
+  type ExperienceModel,
+  OpenAICompatibleChatModel,
+  ReasoningExperienceModel,
+  type ReplayBuffer,
+  type Task,
+} from '@dreamgym/core';
+import {
+  type Command,
+  type CommandIo,
+  decimal,
+  defaultDataDirectory,
+  type FlagSpecs,
+  type FlagValues,
+  fail,
+  integer,
+  parseFlags,
+  readJsonFile,
+} from '../command-arguments.js';
+import { type DomainSetupOptions, DomainSetupOptionsSchema, setUpDomain } from '../domain-setup.js';
+
+const SERVE_USAGE = `Usage: dreamgym serve --domain NAME [options]
+
+Serves the domain's DreamGym environment over OpenEnv (WebSocket /ws; HTTP /reset, /step,
+/state, /health, /schema, /metadata; GET /dreamgym/status) until SIGINT or SIGTERM, then
+finishes the steps in flight and checkpoints the run.
+
+Domain and data:
+  --domain NAME              domain adapter, loaded from @dreamgym/NAME (e.g. alfworld)
+  --adapter-package NAME     adapter package to load instead of @dreamgym/NAME
+  --data DIR                 the domain's dataset folder (default: $DREAMGYM_DATA_DIR/NAME)
+  --offline FILE             extra offline trajectories (JSONL) for the replay buffer, repeatable
+  --offline-limit N          use only the first N of the dataset's offline trajectories
+  --train-tasks N            seed tasks: the first N training tasks (default all)
+  --index auto|flat|hnsw     replay-buffer index (default auto)
+
+Environment:
+  --experience embedded|openai
+                             experience model: embedded (default; retrieval, no LLM) or an LLM
+                             behind an OpenAI-compatible server (ReasoningExperienceModel)
+  --base-url URL             the server of --experience openai (e.g. http://127.0.0.1:8080/v1)
+  --model NAME               the model of --experience openai
+  --api-key-env NAME         variable holding its API key (default DREAMGYM_API_KEY, then OPENAI_API_KEY)
+  --real                     serve the real environment (the adapter's connectReal) instead
+
+Run:
+  --config FILE              JSON with any serve setting (seed, tasksPerIteration, rolloutsPerTask,
+                             maxSteps, curriculum, retrieval, history, replayWriteBack,
+                             checkpointEvery) and optional "setup" and "server" objects
+  --run-dir DIR              run folder (default runs/serve-NAME-<date>): experience, episodes, checkpoints
+  --resume                   continue the run in --run-dir from its last checkpoint
+  --seed N  --tasks-per-iteration N  --rollouts-per-task N  --max-steps N  --lambda X  --k N
+  --checkpoint-every N       checkpoint every N iterations (and at shutdown)
+  --no-curriculum  --no-replay  --no-history  --no-write-back
+
+Server:
+  --host HOST                interface to bind (default 127.0.0.1: this machine only)
+  --port N                   port (default 8000; 0 picks a free one)
+  --max-sessions N           concurrent sessions (default 64)
+  --session-timeout SECONDS  close sessions idle this long (default 300; 0: never)
+  --max-payload BYTES        largest accepted message (default 1048576)
+  --shutdown-grace SECONDS   wait this long for steps in flight at shutdown (default 10)
+  --log-level LEVEL          debug, info (default), warn or error; JSON lines on stderr`;
+
+const SERVE_OPTIONS: FlagSpecs = {
+  domain: { type: 'string' },
+  'adapter-package': { type: 'string' },
+  data: { type: 'string' },
+  offline: { type: 'string', multiple: true },
+  'offline-limit': { type: 'string' },
+  'train-tasks': { type: 'string' },
+  index: { type: 'string' },
+  experience: { type: 'string' },
+  'base-url': { type: 'string' },
+  model: { type: 'string' },
+  'api-key-env': { type: 'string' },
+  real: { type: 'boolean' },
+  config: { type: 'string' },
+  'run-dir': { type: 'string' },
+  resume: { type: 'boolean' },
+  seed: { type: 'string' },
+  'tasks-per-iteration': { type: 'string' },
+  'rollouts-per-task': { type: 'string' },
+  'max-steps': { type: 'string' },
+  lambda: { type: 'string' },
+  k: { type: 'string' },
+  'checkpoint-every': { type: 'string' },
+  'no-curriculum': { type: 'boolean' },
+  'no-replay': { type: 'boolean' },
+  'no-history': { type: 'boolean' },
+  'no-write-back': { type: 'boolean' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'max-sessions': { type: 'string' },
+  'session-timeout': { type: 'string' },
+  'max-payload': { type: 'string' },
+  'shutdown-grace': { type: 'string' },
+  'log-level': { type: 'string' },
+};
+
+/** The part of `@dreamgym/server` this command uses (the package is loaded at run time). */
+interface ServerPackage {
+  serveDreamGym(options: {
+    adapter: DomainAdapter;
+    replayBuffer: ReplayBuffer;
+    seedTasks: readonly Task[];
+    mode: 'synthetic' | 'real';
+    experienceModel?: ExperienceModel;
+    realEnvironment?: () => Promise<Environment>;
+    config: Record<string, unknown>;
+    runDirectory: string;
+    resume: boolean;
+    server: Record<string, unknown>;
+    version?: string;
+    logger: unknown;
+  }): Promise<{ url: string; close(): Promise<void> }>;
+  createJsonLogger(options: { write: (line: string) => void; level: string }): unknown;
+}
+
+async function loadServerPackage(): Promise<ServerPackage> {
+  // A variable specifier: bundlers leave it alone and the CLI does not depend on the package.
+  const name = '@dreamgym/server';
+  try {
+    return (await import(name)) as ServerPackage;
+  } catch (error) {
+    throw new ConfigError(
+      `dreamgym serve needs the ${name} package: npm install ${name} (next to @dreamgym/cli).`,
+      { field: 'serve', cause: error },
+    );
+  }
+}
+
+type Settings = {
+  config: Record<string, unknown>;
+  setup: DomainSetupOptions;
+  server: Record<string, unknown>;
+};
+
+function serveSettings(values: FlagValues, file: Record<string, unknown>, io: CommandIo): Settings {
+  const {
+    setup: fileSetup = {},
+    server: fileServer = {},
+    ...fileConfig
+  } = file as { setup?: Record<string, unknown>; server?: Record<string, unknown> };
+  const config = structuredClone(fileConfig) as Record<string, unknown>;
+  const set = (target: Record<string, unknown>, path: string[], value: unknown) => {
+    if (value === undefined) return;
+    let node = target;
+    for (const key of path.slice(0, -1)) {
+      node[key] = { ...((node[key] as Record<string, unknown> | undefined) ?? {}) };
+      node = node[key] as Record<string, unknown>;
+    }
+    node[path.at(-1)!] = value;
+  };
+  const string = (name: string) => values[name] as string | undefined;
+  set(config, ['seed'], integer(string('seed'), '--seed'));
+  set(
+    config,
+    ['tasksPerIteration'],
+    integer(string('tasks-per-iteration'), '--tasks-per-iteration'),
+  );
+  set(config, ['rolloutsPerTask'], integer(string('rollouts-per-task'), '--rollouts-per-task'));
+  set(config, ['maxSteps'], integer(string('max-steps'), '--max-steps'));
+  set(config, ['curriculum', 'lambda'], decimal(string('lambda'), '--lambda'));
+  set(config, ['retrieval', 'k'], integer(string('k'), '--k'));
+  set(config, ['checkpointEvery'], integer(string('checkpoint-every'), '--checkpoint-every'));
+  if (values['no-curriculum']) set(config, ['curriculum', 'enabled'], false);
+  if (values['no-replay']) set(config, ['retrieval', 'enabled'], false);
+  if (values['no-history']) set(config, ['history', 'enabled'], false);
+  if (values['no-write-back']) set(config, ['replayWriteBack'], false);
+
+  const server = structuredClone(fileServer) as Record<string, unknown>;
+  set(server, ['host'], string('host'));
+  set(server, ['port'], integer(string('port'), '--port'));
+  set(server, ['maxSessions'], integer(string('max-sessions'), '--max-sessions'));
+  const seconds = (flag: string) => {
+    const value = decimal(string(flag), `--${flag}`);
+    if (value !== undefined && value < 0)
+      fail(`--${flag} must be >= 0, got ${value}.`, `--${flag}`);
+    return value === undefined ? undefined : Math.round(value * 1000);
+  };
+  set(server, ['sessionTimeoutMs'], seconds('session-timeout'));
+  set(server, ['shutdownGraceMs'], seconds('shutdown-grace'));
+  set(server, ['maxPayloadBytes'], integer(string('max-payload'), '--max-payload'));
+
+  const domain = string('domain') ?? (fileSetup.domain as string | undefined);
+  if (!domain) fail(`--domain is required (e.g. --domain alfworld).\n\n${SERVE_USAGE}`, '--domain');
+  const data =
+    string('data') ?? (fileSetup.data as string | undefined) ?? defaultDataDirectory(domain, io);
+  if (!data) {
+    fail(
+      `--data DIR is required (the ${domain} dataset folder), or set DREAMGYM_DATA_DIR to the folder holding ${domain}/.`,
+      '--data',
+    );
+  }
+  const setup: DomainSetupOptions = {
+    // Serving needs no evaluation tasks; load the fewest the set-up allows.
+    evalTasks: 1,
+    ...(fileSetup as Partial<DomainSetupOptions>),
+    domain,
+    data: resolve(io.cwd, data),
+    ...(string('adapter-package') ? { adapterPackage: string('adapter-package')! } : {}),
+    ...(values.offline
+      ? { offline: (values.offline as string[]).map((file) => resolve(io.cwd, file)) }
+      : {}),
+    ...(string('offline-limit')
+      ? { offlineLimit: integer(string('offline-limit'), '--offline-limit')! }
+      : {}),
+    ...(string('train-tasks')
+      ? { trainTasks: integer(string('train-tasks'), '--train-tasks')! }
+      : {}),
+    ...(string('index') ? { index: string('index') as 'auto' } : {}),
+  };
+  const checked = DomainSetupOptionsSchema.safeParse(setup);
+  if (!checked.success) {
+    const issue = checked.error.issues[0]!;
+    fail(`Invalid option \`${issue.path.join('.')}\`: ${issue.message}`, issue.path.join('.'));
+  }
+  return { config, setup, server };
+}
+
+function experienceModel(
+  values: FlagValues,
+  adapter: DomainAdapter,
+  fallback: ExperienceModel,
+  io: CommandIo,
+): ExperienceModel {
+  const kind = (values.experience as string | undefined) ?? 'embedded';
+  if (kind === 'embedded') {
+    for (const flag of ['base-url', 'model', 'api-key-env']) {
+      if (values[flag] !== undefined) {
+        fail(
+          `--${flag} is for --experience openai; the embedded model takes no server.`,
+          `--${flag}`,
+        );
+      }
+    }
+    return fallback;
+  }
+  if (kind !== 'openai') {
+    fail(`--experience must be embedded or openai, got "${kind}".`, '--experience');
+  }
+  const baseURL = values['base-url'] as string | undefined;
+  const model = values.model as string | undefined;
+  if (!baseURL || !model) {
+    fail(
+      '--experience openai needs --base-url (an OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1) and --model.',
+      baseURL ? '--model' : '--base-url',
+    );
+  }
+  const keyVariable = values['api-key-env'] as string | undefined;
+  let apiKey: string | undefined;
+  if (keyVariable !== undefined) {
+    apiKey = io.env[keyVariable];
+    if (!apiKey) fail(`--api-key-env ${keyVariable}: that variable is not set.`, '--api-key-env');
+  }
+  return new ReasoningExperienceModel({
+    chat: new OpenAICompatibleChatModel({ baseURL, model, ...(apiKey ? { apiKey } : {}) }),
+    environmentDescription: adapter.prompts.environmentDescription,
+  });
+}
+
+async function serve(args: string[], io: CommandIo): Promise<number> {
+  const values = parseFlags(args, SERVE_OPTIONS, SERVE_USAGE);
+  if (values.help) {
+    io.stdout.write(`${SERVE_USAGE}\n`);
+    return 0;
+  }
+  const level = (values['log-level'] as string | undefined) ?? 'info';
+  if (!['debug', 'info', 'warn', 'error'].includes(level)) {
+    fail(`--log-level must be debug, info, warn or error, got "${level}".`, '--log-level');
+  }
+  if (values.real && values.experience !== undefined) {
+    fail('--real serves the real environment; it takes no --experience.', '--real');
+  }
+  const runDirectory = resolve(
+    io.cwd,
+    (values['run-dir'] as string | undefined) ??
+      join(
+        'runs',
+        `serve-${(values.domain as string | undefined) ?? 'run'}-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}`,
+      ),
+  );
+  const setupFile = join(runDirectory, 'setup.json');
+  let fileSettings: Record<string, unknown> = {};
+  if (values.resume && existsSync(setupFile)) {
+    // A resumed run keeps the settings it started with.
+    fileSettings = await readJsonFile(setupFile, '--run-dir');
+  } else if (values.config) {
+    fileSettings = await readJsonFile(resolve(io.cwd, values.config as string), '--config');
+  }
+  const { config, setup, server } = serveSettings(values, fileSettings, io);
+  const serverPackage = await loadServerPackage();
+  const logger = serverPackage.createJsonLogger({
+    write: (line) => io.stderr.write(line),
+    level,
+  });
+  const log = (message: string) => io.stderr.write(`${message}\n`);
+  const domain = await setUpDomain(setup, log);
+  const model = values.real
+    ? undefined
+    : experienceModel(values, domain.adapter, domain.experienceModel, io);
+  await mkdir(runDirectory, { recursive: true });
+  const served = await serverPackage.serveDreamGym({
+    adapter: domain.adapter,
+    replayBuffer: domain.replayBuffer,
+    seedTasks: domain.seedTasks,
+    mode: values.real ? 'real' : 'synthetic',
+    ...(model ? { experienceModel: model } : {}),
+    ...(values.real ? { realEnvironment: domain.realEnvironment } : {}),
+    config,
+    runDirectory,
+    resume: values.resume === true,
+    server,
+    logger,
+  });
+  await writeFile(setupFile, `${JSON.stringify({ ...config, setup, server }, null, 2)}\n`);
+  io.stdout.write(
+    `dreamgym serve: ${setup.domain} (${values.real ? 'real' : `synthetic, ${model!.id}`}) listening on ${served.url} (WebSocket ${served.url.replace(/^http/, 'ws')}/ws); run folder ${runDirectory}\n`,
+  );
+  const signal = await new Promise<NodeJS.Signals>((done) => {
+    process.once('SIGINT', () => done('SIGINT'));
+    process.once('SIGTERM', () => done('SIGTERM'));
+  });
+  log(`dreamgym serve: ${signal}: finishing the steps in flight, then checkpointing...`);
+  await served.close();
+  await domain.replayBuffer.close();
+  io.stdout.write(`dreamgym serve: stopped; resume with --resume --run-dir ${runDirectory}\n`);
+  return 0;
+}
+
+/** `dreamgym serve`. */
+export const serveCommand: Command = {
+  name: ['serve'],
+  summary: 'serve a domain over the OpenEnv protocol for Python trainers (TRL, SkyRL, ART ...)',
+  run: serve,
+};

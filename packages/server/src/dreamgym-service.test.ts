@@ -1,0 +1,180 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CheckpointError, ConfigError, SeededRandom } from '@dreamgym/core';
+import { CorridorEnvironment } from '@dreamgym/core/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { corridorDomain, playEpisode, TestClient } from './corridor-run.test-support.js';
+import { EpisodeLogLineSchema } from './dreamgym-service.js';
+import { type ServedDreamGym, serveDreamGym } from './serve-dreamgym.js';
+
+const cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+});
+
+async function runDirectory(): Promise<string> {
+  const directory = await mkdtemp(join(tmpdir(), 'dreamgym-serve-'));
+  cleanup.push(() => rm(directory, { recursive: true, force: true }));
+  return directory;
+}
+
+async function serve(
+  options: Partial<Parameters<typeof serveDreamGym>[0]> & { runDirectory: string },
+) {
+  const domain = await corridorDomain();
+  const served = await serveDreamGym({
+    ...domain,
+    config: {
+      seed: 5,
+      tasksPerIteration: 2,
+      rolloutsPerTask: 4,
+      maxSteps: 12,
+      curriculum: { lambda: 0.5, tasksToExpand: 2, variantsPerTask: 2 },
+    },
+    server: { port: 0 },
+    ...options,
+  });
+  cleanup.push(() => served.close());
+  return { served, domain };
+}
+
+async function status(served: ServedDreamGym) {
+  return (await (await fetch(`${served.url}/dreamgym/status`)).json()) as {
+    iteration: number;
+    episodes: { started: number; finished: number; abandoned: number; successes: number };
+    steps: number;
+    curriculum: {
+      poolSize: number;
+      generatedTasks: number;
+      observedTasks: number;
+      highestVariance: number;
+    };
+    buffer: { size: number; bySource: Record<string, number>; written: number };
+    lastCheckpoint: string | null;
+  };
+}
+
+/** Plays `groups` GRPO-style groups: each group's first reset draws a task, all of its episodes play it. */
+async function playGroups(client: TestClient, groups: number, random: SeededRandom) {
+  const played: { taskId: string; success: boolean }[] = [];
+  for (let group = 0; group < groups; group += 1) {
+    for (let member = 0; member < 4; member += 1) {
+      // Half of each group plays well, half badly: the group's rewards vary.
+      played.push(await playEpisode(client, { noise: member % 2 === 0 ? 0 : 0.9, random }));
+    }
+  }
+  return played;
+}
+
+describe('DreamGymService over OpenEnv', () => {
+  it('draws tasks from the curriculum in groups, feeds outcomes back, grows the pool and writes transitions back', async () => {
+    const directory = await runDirectory();
+    const { served, domain } = await serve({ runDirectory: directory });
+    const offline = domain.replayBuffer.size;
+    const client = await TestClient.connect(served.url);
+    const played = await playGroups(client, 4, new SeededRandom(2));
+    // Consecutive draws serve one task rolloutsPerTask times: a group per task.
+    for (let group = 0; group < 4; group += 1) {
+      const ids = played.slice(group * 4, group * 4 + 4).map((episode) => episode.taskId);
+      expect(new Set(ids).size).toBe(1);
+    }
+    const after = await status(served);
+    expect(after.episodes).toMatchObject({ started: 16, finished: 16, abandoned: 0 });
+    expect(after.iteration).toBe(2);
+    expect(after.curriculum.observedTasks).toBeGreaterThan(0);
+    expect(after.curriculum.highestVariance).toBeGreaterThan(0);
+    expect(after.curriculum.generatedTasks).toBeGreaterThan(0);
+    expect(after.curriculum.poolSize).toBe(
+      domain.seedTasks.length + after.curriculum.generatedTasks,
+    );
+    expect(after.buffer.bySource.synthetic).toBeGreaterThan(0);
+    expect(after.buffer.size).toBeGreaterThan(offline);
+    expect(after.buffer.written).toBe(after.steps);
+    expect(after.lastCheckpoint).toMatch(/^iteration-000002/);
+
+    const lines = (await readFile(join(directory, 'episodes.jsonl'), 'utf8')).trim().split('\n');
+    expect(lines).toHaveLength(16);
+    expect(lines.map((line) => EpisodeLogLineSchema.parse(JSON.parse(line)).episode)).toEqual(
+      Array.from({ length: 16 }, (_, index) => index),
+    );
+    const experience = (await readFile(join(directory, 'experience.jsonl'), 'utf8'))
+      .trim()
+      .split('\n');
+    expect(experience).toHaveLength(after.steps);
+    const transition = JSON.parse(experience[0]!).transition;
+    expect(transition).toMatchObject({ source: 'synthetic', trajectoryId: 'serve:synthetic:0' });
+
+    // Generated tasks now come up in draws, within lambda.
+    const generated = (await playGroups(client, 2, new SeededRandom(3))).filter((episode) =>
+      episode.taskId.includes('~'),
+    );
+    expect(generated.length).toBeGreaterThan(0);
+    expect(generated.length).toBeLessThanOrEqual(4);
+    await client.close();
+  });
+
+  it('plays a pinned task_id and a seeded draw, and refuses an unknown task', async () => {
+    const { served } = await serve({ runDirectory: await runDirectory() });
+    const client = await TestClient.connect(served.url);
+    const pinned = await client.request({ type: 'reset', data: { task_id: 'corridor-4-3-0' } });
+    expect((pinned.data.observation as { metadata: { task_id: string } }).metadata.task_id).toBe(
+      'corridor-4-3-0',
+    );
+    const seeded = async () =>
+      (
+        (await client.request({ type: 'reset', data: { seed: 11 } })).data.observation as {
+          metadata: { task_id: string };
+        }
+      ).metadata.task_id;
+    expect(await seeded()).toBe(await seeded());
+    const refused = await client.request({ type: 'reset', data: { task_id: 'corridor-9-9-9' } });
+    expect(refused.data).toMatchObject({ code: 'VALIDATION_ERROR' });
+    await client.close();
+  });
+
+  it('checkpoints at shutdown and resumes: counters, curriculum and the run experience come back', async () => {
+    const directory = await runDirectory();
+    const first = await serve({ runDirectory: directory });
+    const client = await TestClient.connect(first.served.url);
+    await playGroups(client, 3, new SeededRandom(4));
+    const before = await status(first.served);
+    await client.close();
+    await first.served.close();
+
+    await expect(serve({ runDirectory: directory })).rejects.toThrow(ConfigError);
+    await expect(
+      serve({ runDirectory: directory, resume: true, config: { seed: 6 } }),
+    ).rejects.toThrow(CheckpointError);
+
+    const second = await serve({ runDirectory: directory, resume: true });
+    const resumed = await status(second.served);
+    expect(resumed.episodes.finished).toBe(before.episodes.finished);
+    expect(resumed.iteration).toBe(before.iteration);
+    expect(resumed.curriculum.poolSize).toBe(before.curriculum.poolSize);
+    expect(resumed.buffer.bySource.synthetic).toBe(before.buffer.bySource.synthetic);
+    expect(resumed.buffer.size).toBe(before.buffer.size);
+    const again = await TestClient.connect(second.served.url);
+    await playGroups(again, 1, new SeededRandom(5));
+    expect((await status(second.served)).episodes.finished).toBe(before.episodes.finished + 4);
+    await again.close();
+  });
+
+  it('serves the real environment with --real: seed tasks only, transitions written back as real', async () => {
+    const directory = await runDirectory();
+    const { served } = await serve({
+      runDirectory: directory,
+      mode: 'real',
+      realEnvironment: () => new CorridorEnvironment({ maxSteps: 12 }),
+    });
+    const client = await TestClient.connect(served.url);
+    const played = await playGroups(client, 2, new SeededRandom(6));
+    expect(played.filter((episode) => episode.success).length).toBeGreaterThanOrEqual(4);
+    const after = await status(served);
+    expect(after.curriculum.generatedTasks).toBe(0);
+    expect(after.buffer.written).toBe(after.steps);
+    expect(after.buffer.bySource.real).toBeGreaterThan(0);
+    expect(after.buffer.bySource.synthetic).toBe(0);
+    await client.close();
+  });
+});

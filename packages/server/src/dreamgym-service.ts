@@ -1,0 +1,565 @@
+/**
+ * `DreamGymService`: DreamGym's side of a served run. The Python trainer owns the policy;
+ * the server keeps what the paper's loop keeps besides it:
+ *
+ * - the curriculum: `reset` draws tasks from `Curriculum.sampleBatch` (each drawn task served
+ *   `rolloutsPerTask` times in a row, so consecutive episodes form GRPO groups); every
+ *   `tasksPerIteration * rolloutsPerTask` finished episodes make an iteration, whose
+ *   outcomes feed the per-task reward variance (`observe`) and grow the pool within
+ *   `lambda` (`grow`);
+ * - the replay buffer: each finished episode's transitions are written back (source
+ *   `synthetic`, or `real` with a real environment);
+ * - the run folder: `serve-config.json`, `experience.jsonl` (the transitions written back),
+ *   `episodes.jsonl` (one line per finished episode) and `checkpoints/` (curriculum, draw
+ *   queue, RNG and counters after each iteration and at shutdown). `resume` truncates what
+ *   was logged after the last checkpoint, re-adds the run's experience to the buffer and
+ *   continues from the checkpoint.
+ */
+import { existsSync } from 'node:fs';
+import { type FileHandle, mkdir, open, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  CheckpointError,
+  CheckpointStore,
+  ConfigError,
+  Curriculum,
+  CurriculumConfigSchema,
+  type DomainAdapter,
+  type Environment,
+  type ExperienceModel,
+  MutationTaskGenerator,
+  type RandomState,
+  type ReplayBuffer,
+  readJsonl,
+  SeededRandom,
+  SyntheticEnvironment,
+  type Task,
+  type TaskGenerator,
+  TaskPool,
+  type TaskRolloutGroup,
+  type Transition,
+  TransitionSchema,
+  trajectoryToTransitions,
+  writeFileAtomic,
+} from '@dreamgym/core';
+import { z } from 'zod';
+import { type Logger, silentLogger } from './logger.js';
+import { SerialQueue } from './serial-queue.js';
+import { type EpisodeRecord, findTask, type TaskRequest, type TaskSource } from './task-source.js';
+
+/** What a served run does; `parseServeConfig` validates it and fills defaults. */
+export const ServeConfigSchema = z.object({
+  /** Seeds the task draws and the curriculum's generator. */
+  seed: z.number().int().default(0),
+  /** Tasks drawn per iteration (seed plus at most a `curriculum.lambda` share generated). */
+  tasksPerIteration: z.number().int().positive().default(16),
+  /** Episodes served per drawn task, back to back (a GRPO group). */
+  rolloutsPerTask: z.number().int().positive().default(4),
+  /** Steps after which a synthetic episode is cut off (`done`, `truncated`). */
+  maxSteps: z.number().int().positive().default(30),
+  /** Curriculum task generation (`enabled: false`: seed tasks only). */
+  curriculum: CurriculumConfigSchema.default(CurriculumConfigSchema.parse({})),
+  /** Replay retrieval for the experience model (`enabled: false`: no demonstrations). */
+  retrieval: z
+    .object({ enabled: z.boolean().default(true), k: z.number().int().positive().default(4) })
+    .default({ enabled: true, k: 4 }),
+  /** Interaction history given to the experience model. */
+  history: z.object({ enabled: z.boolean().default(true) }).default({ enabled: true }),
+  /** Write each finished episode's transitions back to the replay buffer. */
+  replayWriteBack: z.boolean().default(true),
+  /** Write a checkpoint every this many iterations (and always at shutdown). */
+  checkpointEvery: z.number().int().positive().default(1),
+});
+export type ServeConfig = z.infer<typeof ServeConfigSchema>;
+export type ServeConfigInput = z.input<typeof ServeConfigSchema>;
+
+/** Validates a serve configuration; a `ConfigError` names the field. */
+export function parseServeConfig(input: unknown): ServeConfig {
+  const result = ServeConfigSchema.safeParse(input ?? {});
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  const field = issue.path.join('.');
+  throw new ConfigError(`Invalid serve config: \`${field}\`: ${issue.message}`, {
+    field,
+    cause: result.error,
+  });
+}
+
+/** Options of {@link DreamGymService.open}. */
+export interface DreamGymServiceOptions {
+  adapter: DomainAdapter;
+  /** The replay buffer holding the offline transitions (the run's experience is re-added on resume). */
+  replayBuffer: ReplayBuffer;
+  /** Seed tasks of the curriculum. */
+  seedTasks: readonly Task[];
+  /** `synthetic` (default): episodes step the experience model. `real`: the real environment. */
+  mode?: 'synthetic' | 'real';
+  /** M_exp, for the synthetic mode. */
+  experienceModel?: ExperienceModel;
+  /** The real environment, for the real mode (each session gets its own). */
+  realEnvironment?: () => Environment | Promise<Environment>;
+  /** Writes new tasks; default `MutationTaskGenerator` over the adapter's `mutateTask`. */
+  taskGenerator?: TaskGenerator;
+  config?: ServeConfigInput;
+  /** The run folder. */
+  runDirectory: string;
+  /** Continue the run in `runDirectory` from its last checkpoint. */
+  resume?: boolean;
+  logger?: Logger;
+}
+
+const CountersSchema = z.object({
+  iteration: z.number().int().nonnegative(),
+  episodesStarted: z.number().int().nonnegative(),
+  episodesFinished: z.number().int().nonnegative(),
+  episodesAbandoned: z.number().int().nonnegative(),
+  successes: z.number().int().nonnegative(),
+  truncated: z.number().int().nonnegative(),
+  steps: z.number().int().nonnegative(),
+  transitionsWritten: z.number().int().nonnegative(),
+  /** Lines of `experience.jsonl` and `episodes.jsonl` this checkpoint covers. */
+  experienceLines: z.number().int().nonnegative(),
+  episodeLines: z.number().int().nonnegative(),
+  /** Finished episodes of the iteration in progress. */
+  iterationEpisodes: z.number().int().nonnegative(),
+  random: z.tuple([z.number(), z.number(), z.number(), z.number()]),
+  configHash: z.string(),
+});
+type Counters = z.infer<typeof CountersSchema>;
+
+const DrawStateSchema = z.object({
+  /** Task ids still to serve from the current batch. */
+  queue: z.array(z.string()),
+  /** Outcomes (1 success, 0 not) per task in the iteration in progress. */
+  groups: z.array(z.object({ taskId: z.string(), rewards: z.array(z.number()) })),
+});
+
+const ExperienceLineSchema = z.object({
+  iteration: z.number().int().nonnegative(),
+  transition: TransitionSchema,
+});
+
+/** One line of `episodes.jsonl`. */
+export const EpisodeLogLineSchema = z.object({
+  iteration: z.number().int().nonnegative(),
+  episode: z.number().int().nonnegative(),
+  episodeId: z.string(),
+  taskId: z.string(),
+  taskOrigin: z.enum(['seed', 'generated']),
+  steps: z.number().int().nonnegative(),
+  totalReward: z.number(),
+  success: z.boolean(),
+  truncated: z.boolean(),
+  seconds: z.number().nonnegative(),
+});
+export type EpisodeLogLine = z.infer<typeof EpisodeLogLineSchema>;
+
+function stableHash(value: unknown): string {
+  let hash = 0x811c9dc5;
+  const text = JSON.stringify(value);
+  for (let index = 0; index < text.length; index += 1) {
+    hash ^= text.charCodeAt(index);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash.toString(16).padStart(8, '0');
+}
+
+/** Keeps the first `lines` lines of a log (drops what a crashed server wrote after its checkpoint). */
+async function truncateLines(file: string, lines: number): Promise<void> {
+  const text = existsSync(file) ? await readFile(file, 'utf8') : '';
+  const kept = text.split('\n').slice(0, lines);
+  if (kept.length < lines || kept.some((line) => line.trim() === '')) {
+    throw new CheckpointError(
+      `${file} holds fewer lines than the checkpoint covers (${lines}); the run folder is damaged.`,
+      { path: file },
+    );
+  }
+  await writeFileAtomic(file, lines === 0 ? '' : `${kept.join('\n')}\n`);
+}
+
+/** The curriculum, replay buffer and run folder of a served DreamGym run. */
+export class DreamGymService implements TaskSource {
+  readonly config: ServeConfig;
+  readonly mode: 'synthetic' | 'real';
+  readonly runDirectory: string;
+  private readonly options: DreamGymServiceOptions;
+  private readonly logger: Logger;
+  private readonly checkpoints: CheckpointStore;
+  private readonly writes = new SerialQueue();
+  private lastCheckpoint: string | undefined;
+  private lastError: string | undefined;
+  private closed = false;
+
+  private constructor(
+    options: DreamGymServiceOptions,
+    config: ServeConfig,
+    private readonly curriculum: Curriculum,
+    private counters: Counters,
+    private random: SeededRandom,
+    private queue: string[],
+    private groups: Map<string, number[]>,
+    private readonly files: { experience: FileHandle; episodes: FileHandle },
+  ) {
+    this.options = options;
+    this.config = config;
+    this.mode = options.mode ?? 'synthetic';
+    this.runDirectory = options.runDirectory;
+    this.logger = options.logger ?? silentLogger;
+    this.checkpoints = new CheckpointStore(join(options.runDirectory, 'checkpoints'));
+  }
+
+  /** Opens a new run in `runDirectory`, or resumes the one there (`resume: true`). */
+  static async open(options: DreamGymServiceOptions): Promise<DreamGymService> {
+    const mode = options.mode ?? 'synthetic';
+    if (mode === 'synthetic' && !options.experienceModel) {
+      throw new ConfigError('The synthetic mode needs an experience model (experienceModel).', {
+        field: 'experienceModel',
+      });
+    }
+    if (mode === 'real' && !options.realEnvironment) {
+      throw new ConfigError('The real mode needs a real environment (realEnvironment).', {
+        field: 'realEnvironment',
+      });
+    }
+    if (options.seedTasks.length === 0) {
+      throw new ConfigError('Serving needs at least one seed task.', { field: 'seedTasks' });
+    }
+    const config = parseServeConfig(options.config);
+    if (mode === 'real' && config.curriculum.enabled) {
+      // Generated tasks exist only in the experience model's world: the real engine plays seed tasks.
+      config.curriculum = { ...config.curriculum, enabled: false };
+    }
+    const configHash = stableHash({ config, mode, domain: options.adapter.name });
+    const runDirectory = options.runDirectory;
+    const paths = {
+      config: join(runDirectory, 'serve-config.json'),
+      experience: join(runDirectory, 'experience.jsonl'),
+      episodes: join(runDirectory, 'episodes.jsonl'),
+    };
+    const store = new CheckpointStore(join(runDirectory, 'checkpoints'));
+    const checkpoint = await store.load();
+    if (checkpoint && !options.resume) {
+      throw new ConfigError(
+        `${runDirectory} already holds a served run (checkpoint ${checkpoint.name}). Pass --resume to continue it, or choose another --run-dir.`,
+        { field: 'runDirectory' },
+      );
+    }
+    const generator =
+      options.taskGenerator ?? new MutationTaskGenerator({ adapter: options.adapter });
+    await mkdir(runDirectory, { recursive: true });
+    let service: DreamGymService;
+    if (checkpoint) {
+      const counters = CountersSchema.parse(checkpoint.json('counters'));
+      if (counters.configHash !== configHash) {
+        throw new CheckpointError(
+          `The checkpoint in ${runDirectory} was written with another configuration (see ${paths.config}). Resume with the same settings, or start a new --run-dir.`,
+          { path: runDirectory },
+        );
+      }
+      const curriculum = Curriculum.fromJSON(checkpoint.json('curriculum'), {
+        generator,
+        config: config.curriculum,
+        source: `checkpoint ${checkpoint.name}`,
+      });
+      const draw = DrawStateSchema.parse(checkpoint.json('draw'));
+      await truncateLines(paths.experience, counters.experienceLines);
+      await truncateLines(paths.episodes, counters.episodeLines);
+      await DreamGymService.replayExperience(paths.experience, options.replayBuffer);
+      service = new DreamGymService(
+        options,
+        config,
+        curriculum,
+        counters,
+        SeededRandom.fromState(counters.random as RandomState),
+        draw.queue.filter((id) => curriculum.pool.has(id)),
+        new Map(draw.groups.map((group) => [group.taskId, group.rewards])),
+        await DreamGymService.openLogs(paths),
+      );
+      service.lastCheckpoint = checkpoint.name;
+      service.logger.log('info', 'run.resumed', {
+        runDirectory,
+        checkpoint: checkpoint.name,
+        iteration: counters.iteration,
+        episodes: counters.episodesFinished,
+        bufferSize: options.replayBuffer.size,
+      });
+    } else {
+      const random = new SeededRandom(config.seed);
+      await writeFileAtomic(
+        paths.config,
+        `${JSON.stringify({ mode, domain: options.adapter.name, ...config }, null, 2)}\n`,
+      );
+      await writeFileAtomic(paths.experience, '');
+      await writeFileAtomic(paths.episodes, '');
+      service = new DreamGymService(
+        options,
+        config,
+        new Curriculum({
+          pool: new TaskPool(options.seedTasks),
+          generator,
+          config: config.curriculum,
+        }),
+        {
+          iteration: 0,
+          episodesStarted: 0,
+          episodesFinished: 0,
+          episodesAbandoned: 0,
+          successes: 0,
+          truncated: 0,
+          steps: 0,
+          transitionsWritten: 0,
+          experienceLines: 0,
+          episodeLines: 0,
+          iterationEpisodes: 0,
+          random: random.getState(),
+          configHash,
+        },
+        random,
+        [],
+        new Map(),
+        await DreamGymService.openLogs(paths),
+      );
+      await service.checkpoint();
+    }
+    return service;
+  }
+
+  private static async openLogs(paths: { experience: string; episodes: string }) {
+    return {
+      experience: await open(paths.experience, 'a'),
+      episodes: await open(paths.episodes, 'a'),
+    };
+  }
+
+  /** Re-adds the run's experience to the buffer, one iteration's batch at a time. */
+  private static async replayExperience(file: string, buffer: ReplayBuffer): Promise<void> {
+    let batch: Transition[] = [];
+    let batchIteration: number | undefined;
+    for await (const line of readJsonl(file, ExperienceLineSchema)) {
+      if (batchIteration !== undefined && line.iteration !== batchIteration) {
+        await buffer.add(batch);
+        batch = [];
+      }
+      batchIteration = line.iteration;
+      batch.push(line.transition);
+    }
+    if (batch.length > 0) await buffer.add(batch);
+  }
+
+  /** A fresh environment for one session: synthetic (experience model + buffer) or real. */
+  async createEnvironment(): Promise<Environment> {
+    if (this.mode === 'real') return this.options.realEnvironment!();
+    const { config, options } = this;
+    return new SyntheticEnvironment({
+      model: options.experienceModel!,
+      retriever: options.replayBuffer,
+      adapter: options.adapter,
+      k: config.retrieval.enabled ? config.retrieval.k : 0,
+      useHistory: config.history.enabled,
+      maxSteps: config.maxSteps,
+      filter: { domain: options.adapter.name },
+      writeBack: false,
+    });
+  }
+
+  /** The task of a new episode: the one asked for, one chosen by seed, or the curriculum's next. */
+  drawTask(request: TaskRequest): Task {
+    if (this.closed) throw new ConfigError('The server is shutting down.', { field: 'reset' });
+    const pool = this.curriculum.pool;
+    let task: Task;
+    if (request.taskId !== undefined) {
+      task = findTask(new Map(pool.tasks().map((each) => [each.id, each])), request.taskId);
+    } else if (request.seed !== undefined) {
+      const seeds = pool.seedTasks();
+      task = seeds[new SeededRandom(request.seed).int(seeds.length)]!;
+    } else {
+      if (this.queue.length === 0) {
+        const batch = this.curriculum.sampleBatch(this.config.tasksPerIteration, this.random);
+        this.queue = batch.flatMap((each) =>
+          Array.from({ length: this.config.rolloutsPerTask }, () => each.id),
+        );
+      }
+      task = pool.get(this.queue.shift()!)!;
+    }
+    this.counters.episodesStarted += 1;
+    return task;
+  }
+
+  episodeFinished(episode: EpisodeRecord): void {
+    if (this.closed) return;
+    // All bookkeeping runs in the write queue, in finishing order, so that a checkpoint
+    // covers exactly the episodes whose lines and transitions it counts.
+    void this.writes
+      .run(() => this.recordEpisode(episode))
+      .catch((error: unknown) => {
+        this.lastError = error instanceof Error ? error.message : String(error);
+        this.logger.log('error', 'run.write_failed', { error });
+      });
+  }
+
+  episodeAbandoned(): void {
+    this.counters.episodesAbandoned += 1;
+  }
+
+  private async recordEpisode(episode: EpisodeRecord): Promise<void> {
+    const counters = this.counters;
+    const number = counters.episodesFinished;
+    const iteration = counters.iteration;
+    counters.episodesFinished += 1;
+    counters.iterationEpisodes += 1;
+    counters.steps += episode.steps.length;
+    if (episode.success) counters.successes += 1;
+    if (episode.truncated) counters.truncated += 1;
+    if (this.curriculum.pool.has(episode.task.id)) {
+      const rewards = this.groups.get(episode.task.id) ?? [];
+      rewards.push(episode.success ? 1 : 0);
+      this.groups.set(episode.task.id, rewards);
+    }
+    const line: EpisodeLogLine = {
+      iteration,
+      episode: number,
+      episodeId: episode.episodeId,
+      taskId: episode.task.id,
+      taskOrigin: episode.task.origin,
+      steps: episode.steps.length,
+      totalReward: episode.totalReward,
+      success: episode.success,
+      truncated: episode.truncated,
+      seconds: Math.max(0, (episode.endedAt - episode.startedAt) / 1000),
+    };
+    await this.files.episodes.write(`${JSON.stringify(line)}\n`);
+    counters.episodeLines += 1;
+    if (this.config.replayWriteBack && episode.steps.length > 0) {
+      const transitions = trajectoryToTransitions(
+        {
+          task: episode.task,
+          steps: episode.steps,
+          ...(episode.finalObservation ? { finalObservation: episode.finalObservation } : {}),
+          source: this.mode,
+          success: episode.success,
+        },
+        { trajectoryId: `serve:${this.mode}:${number}` },
+      ).map((transition) => ({ ...transition, policyVersion: iteration }));
+      if (transitions.length > 0) {
+        const text = transitions
+          .map((transition) => JSON.stringify({ iteration, transition }))
+          .join('\n');
+        await this.files.experience.write(`${text}\n`);
+        counters.experienceLines += transitions.length;
+        await this.options.replayBuffer.add(transitions);
+        counters.transitionsWritten += transitions.length;
+      }
+    }
+    if (counters.iterationEpisodes >= this.config.tasksPerIteration * this.config.rolloutsPerTask) {
+      await this.finishIteration();
+    }
+  }
+
+  /** Observes the iteration's outcomes, grows the curriculum and checkpoints when due. */
+  private async finishIteration(): Promise<void> {
+    const counters = this.counters;
+    const groups: TaskRolloutGroup[] = [...this.groups].map(([taskId, rewards]) => ({
+      taskId,
+      rewards,
+    }));
+    this.groups = new Map();
+    counters.iterationEpisodes = 0;
+    const values = groups.length > 0 ? this.curriculum.observe(groups, counters.iteration) : [];
+    const growth = await this.curriculum.grow(counters.iteration, this.random);
+    const successRate =
+      values.length === 0
+        ? 0
+        : values.reduce((sum, value) => sum + value.meanReward * value.rollouts, 0) /
+          values.reduce((sum, value) => sum + value.rollouts, 0);
+    this.logger.log('info', 'run.iteration', {
+      iteration: counters.iteration,
+      episodes: values.reduce((sum, value) => sum + value.rollouts, 0),
+      successRate: Math.round(successRate * 1000) / 1000,
+      tasksAdded: growth.added.length,
+      ...(growth.skipped ? { growthSkipped: growth.skipped } : {}),
+      poolSize: this.curriculum.pool.size,
+      bufferSize: this.options.replayBuffer.size,
+    });
+    counters.iteration += 1;
+    if (counters.iteration % this.config.checkpointEvery === 0) await this.checkpointNow();
+  }
+
+  /** Writes a checkpoint after the writes queued so far. */
+  checkpoint(): Promise<void> {
+    return this.writes.run(() => this.checkpointNow());
+  }
+
+  private async checkpointNow(): Promise<void> {
+    this.counters.random = this.random.getState();
+    await this.files.experience.sync();
+    await this.files.episodes.sync();
+    const name = `iteration-${String(this.counters.iteration).padStart(6, '0')}-episode-${String(this.counters.episodesFinished).padStart(8, '0')}`;
+    await this.checkpoints.save(name, {
+      counters: this.counters,
+      curriculum: this.curriculum.toJSON(),
+      draw: {
+        queue: this.queue,
+        groups: [...this.groups].map(([taskId, rewards]) => ({ taskId, rewards })),
+      },
+    });
+    this.lastCheckpoint = name;
+  }
+
+  /** The run's figures for `GET /dreamgym/status`, after the writes queued so far. */
+  async status(): Promise<Record<string, unknown>> {
+    await this.writes.idle();
+    const pool = this.curriculum.pool;
+    const stats = this.options.replayBuffer.stats();
+    const observed = pool.tasks().filter((task) => (pool.stats(task.id)?.timesObserved ?? 0) > 0);
+    return {
+      domain: this.options.adapter.name,
+      mode: this.mode,
+      ...(this.mode === 'synthetic' ? { experienceModel: this.options.experienceModel!.id } : {}),
+      runDirectory: this.runDirectory,
+      iteration: this.counters.iteration,
+      episodes: {
+        started: this.counters.episodesStarted,
+        finished: this.counters.episodesFinished,
+        abandoned: this.counters.episodesAbandoned,
+        successes: this.counters.successes,
+        truncated: this.counters.truncated,
+        inCurrentIteration: this.counters.iterationEpisodes,
+        perIteration: this.config.tasksPerIteration * this.config.rolloutsPerTask,
+      },
+      steps: this.counters.steps,
+      curriculum: {
+        enabled: this.config.curriculum.enabled,
+        lambda: this.config.curriculum.lambda,
+        poolSize: pool.size,
+        seedTasks: pool.seedTasks().length,
+        generatedTasks: pool.generatedTasks().length,
+        observedTasks: observed.length,
+        highestVariance: observed.reduce(
+          (best, task) => Math.max(best, pool.stats(task.id)?.lastVariance ?? 0),
+          0,
+        ),
+      },
+      buffer: {
+        size: stats.size,
+        bySource: stats.bySource,
+        written: this.counters.transitionsWritten,
+      },
+      lastCheckpoint: this.lastCheckpoint ?? null,
+      ...(this.lastError ? { lastError: this.lastError } : {}),
+    };
+  }
+
+  /** Finishes queued writes, checkpoints and closes the logs. Call after the server has closed. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.checkpoint();
+    await this.files.experience.close();
+    await this.files.episodes.close();
+    this.logger.log('info', 'run.closed', {
+      runDirectory: this.runDirectory,
+      checkpoint: this.lastCheckpoint,
+      episodes: this.counters.episodesFinished,
+    });
+  }
+}

@@ -1,0 +1,527 @@
+/**
+ * `EnvironmentServer`: any DreamGym `Environment` over Meta's OpenEnv protocol.
+ *
+ * - WebSocket `/ws`: one session per connection, one environment per session from the
+ *   factory; `reset`, `step`, `state`, `close` messages answered with `observation`,
+ *   `state` and `error` replies exactly as openenv-core's `EnvClient` expects.
+ * - HTTP: `POST /reset` and `POST /step` (episodes kept on the server under their
+ *   `episode_id`), `GET /state`, `/health`, `/metadata`, `/schema` (JSON Schema from the zod
+ *   schemas), `/openapi.json`, `POST /mcp` (JSON-RPC errors: no MCP tools), and
+ *   `GET /dreamgym/status` when a status source is given.
+ * - Limits: a cap on concurrent sessions (WebSocket sessions and live HTTP episodes), idle
+ *   reaping, a payload limit, a heartbeat that drops dead peers; bound to 127.0.0.1 unless
+ *   told otherwise; `close()` finishes the steps in flight before closing environments.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { ConfigError, DreamGymError, type Environment } from '@dreamgym/core';
+import { WebSocketServer } from 'ws';
+import { z } from 'zod';
+import { EpisodeRunner } from './episode-runner.js';
+import { HttpError, mcpReply, parseJsonBody, readBody, sendJson } from './http-io.js';
+import { type Logger, silentLogger } from './logger.js';
+import {
+  CLOSE_CODES,
+  type EnvironmentMetadata,
+  fieldErrors,
+  HttpStepRequestSchema,
+  ResetParametersSchema,
+  type StepReply,
+} from './protocol/openenv-messages.js';
+import { openApiDocument, schemaDocument } from './protocol/schema-documents.js';
+import { SerialQueue } from './serial-queue.js';
+import type { TaskSource } from './task-source.js';
+import { type SessionCounters, WebSocketSession } from './websocket-session.js';
+
+/** Settings of {@link EnvironmentServer} (validated; defaults applied). */
+export const EnvironmentServerSettingsSchema = z.object({
+  /** Interface to bind. Default `127.0.0.1`: reachable from this machine only. */
+  host: z.string().min(1).default('127.0.0.1'),
+  /** Port; 0 picks a free one (read it from `start()`). Default 8000. */
+  port: z.number().int().min(0).max(65_535).default(8000),
+  /** Concurrent sessions (WebSocket connections plus live HTTP episodes). Default 64. */
+  maxSessions: z.number().int().positive().default(64),
+  /** A session with no message for this long is closed (WebSocket code 4408). 0 disables. Default 300 000. */
+  sessionTimeoutMs: z.number().int().nonnegative().default(300_000),
+  /** Largest accepted WebSocket message or HTTP body, in bytes. Default 1 MiB. */
+  maxPayloadBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
+  /** How long `close()` waits for steps in flight before dropping connections. Default 10 000. */
+  shutdownGraceMs: z.number().int().nonnegative().default(10_000),
+  /** Ping interval; a peer that misses one pong is dropped. 0 disables. Default 30 000. */
+  heartbeatMs: z.number().int().nonnegative().default(30_000),
+  /** Steps after which the server ends an episode as truncated. Default: the environment's own limit. */
+  maxSteps: z.number().int().positive().optional(),
+});
+export type EnvironmentServerSettings = z.input<typeof EnvironmentServerSettingsSchema>;
+
+/** Options of {@link EnvironmentServer}. */
+export interface EnvironmentServerOptions extends EnvironmentServerSettings {
+  /** Makes the environment of one session (called once per WebSocket session or HTTP episode). */
+  createEnvironment: () => Environment | Promise<Environment>;
+  /** Tasks of `reset`, and where finished episodes go. */
+  tasks: TaskSource;
+  /** What `GET /metadata` says. */
+  metadata: EnvironmentMetadata;
+  /** Extra figures for `GET /dreamgym/status` (curriculum, buffer...). */
+  status?: () => Record<string, unknown> | Promise<Record<string, unknown>>;
+  /** Receives structured log events. Default: none. */
+  logger?: Logger;
+}
+
+/** Live counts of a running server. */
+export interface EnvironmentServerStats {
+  activeSessions: number;
+  websocketSessions: number;
+  httpEpisodes: number;
+  maxSessions: number;
+  sessionsOpened: number;
+  sessionsRejected: number;
+  sessionsReaped: number;
+  messages: number;
+  httpRequests: number;
+  /** Error replies by OpenEnv error code (WebSocket) and HTTP status. */
+  errors: Record<string, number>;
+}
+
+interface HttpEpisode {
+  id: string;
+  runner: EpisodeRunner;
+  queue: SerialQueue;
+  lastActivity: number;
+}
+
+const RECENTLY_ENDED = 4096;
+
+/** The OpenEnv protocol server. */
+export class EnvironmentServer {
+  readonly settings: z.output<typeof EnvironmentServerSettingsSchema>;
+  private readonly options: EnvironmentServerOptions;
+  private readonly logger: Logger;
+  private readonly http: Server;
+  private readonly websockets: WebSocketServer;
+  private readonly sessions = new Map<string, WebSocketSession>();
+  private readonly episodes = new Map<string, HttpEpisode>();
+  /** Slots reserved by HTTP episodes whose environment is still being created. */
+  private reserved = 0;
+  private readonly ended = new Set<string>();
+  private readonly counters: SessionCounters = { messages: 0, errors: {} };
+  private readonly totals = { opened: 0, rejected: 0, reaped: 0, httpRequests: 0 };
+  private readonly httpErrors: Record<string, number> = {};
+  private readonly sockets = new Set<Socket>();
+  private timers: NodeJS.Timeout[] = [];
+  private closing: Promise<void> | undefined;
+  private started = false;
+
+  constructor(options: EnvironmentServerOptions) {
+    const parsed = EnvironmentServerSettingsSchema.safeParse(options);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      const field = issue.path.join('.');
+      throw new ConfigError(`EnvironmentServer option \`${field}\`: ${issue.message}`, { field });
+    }
+    this.settings = parsed.data;
+    this.options = options;
+    this.logger = options.logger ?? silentLogger;
+    this.http = createServer((request, response) => {
+      void this.route(request, response);
+    });
+    this.http.on('connection', (socket) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+    });
+    this.http.on('upgrade', (request, socket, head) =>
+      this.upgrade(request, socket as Socket, head),
+    );
+    this.http.on('clientError', (_error, socket) => {
+      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+    });
+    this.websockets = new WebSocketServer({
+      noServer: true,
+      maxPayload: this.settings.maxPayloadBytes,
+      perMessageDeflate: false,
+      clientTracking: false,
+    });
+  }
+
+  /** Listens on `host:port`; resolves with the URL clients connect to (`http://127.0.0.1:8000`). */
+  async start(): Promise<{ url: string; host: string; port: number }> {
+    if (this.started) throw new ConfigError('EnvironmentServer.start(): already started.');
+    this.started = true;
+    await new Promise<void>((resolve, reject) => {
+      const onError = (error: NodeJS.ErrnoException) => {
+        reject(
+          new ConfigError(
+            `Cannot listen on ${this.settings.host}:${this.settings.port}: ${error.code === 'EADDRINUSE' ? 'the port is in use; pass another --port (0 picks a free one)' : error.message}.`,
+            { field: 'port', cause: error },
+          ),
+        );
+      };
+      this.http.once('error', onError);
+      this.http.listen(this.settings.port, this.settings.host, () => {
+        this.http.off('error', onError);
+        resolve();
+      });
+    });
+    const address = this.http.address() as AddressInfo;
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    const url = `http://${host}:${address.port}`;
+    this.startTimers();
+    this.logger.log('info', 'server.listening', {
+      url,
+      maxSessions: this.settings.maxSessions,
+      sessionTimeoutMs: this.settings.sessionTimeoutMs,
+      maxPayloadBytes: this.settings.maxPayloadBytes,
+    });
+    return { url, host: address.address, port: address.port };
+  }
+
+  /** Live counts. */
+  stats(): EnvironmentServerStats {
+    const errors: Record<string, number> = { ...this.httpErrors };
+    for (const [code, count] of Object.entries(this.counters.errors)) errors[code] = count;
+    return {
+      activeSessions: this.activeSessions(),
+      websocketSessions: this.sessions.size,
+      httpEpisodes: this.episodes.size,
+      maxSessions: this.settings.maxSessions,
+      sessionsOpened: this.totals.opened,
+      sessionsRejected: this.totals.rejected,
+      sessionsReaped: this.totals.reaped,
+      messages: this.counters.messages,
+      httpRequests: this.totals.httpRequests,
+      errors,
+    };
+  }
+
+  /**
+   * Graceful shutdown: refuses new sessions and requests, lets every step in flight finish
+   * (up to `shutdownGraceMs`), closes WebSocket sessions with 1001 and every environment.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.logger.log('info', 'server.shutting_down', {
+      websocketSessions: this.sessions.size,
+      httpEpisodes: this.episodes.size,
+    });
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
+    const stopped = new Promise<void>((resolve) => {
+      if (!this.http.listening) resolve();
+      else this.http.close(() => resolve());
+    });
+    const drained = Promise.all([
+      ...[...this.sessions.values()].map((session) => session.shutdown()),
+      ...[...this.episodes.values()].map((episode) => this.endHttpEpisode(episode)),
+    ]);
+    let graceTimer: NodeJS.Timeout | undefined;
+    const grace = new Promise<'timeout'>((resolve) => {
+      graceTimer = setTimeout(() => resolve('timeout'), this.settings.shutdownGraceMs);
+    });
+    const outcome = await Promise.race([drained.then(() => 'drained' as const), grace]);
+    clearTimeout(graceTimer);
+    if (outcome === 'timeout') {
+      this.logger.log('warn', 'server.shutdown_grace_over', { sessions: this.sessions.size });
+      for (const session of this.sessions.values()) session.terminate();
+    }
+    this.http.closeIdleConnections();
+    if (outcome === 'timeout') for (const socket of this.sockets) socket.destroy();
+    await stopped;
+    this.websockets.close();
+    this.logger.log('info', 'server.stopped', this.stats() as unknown as Record<string, unknown>);
+  }
+
+  private activeSessions(): number {
+    return this.sessions.size + this.episodes.size + this.reserved;
+  }
+
+  private startTimers(): void {
+    const { sessionTimeoutMs, heartbeatMs } = this.settings;
+    if (sessionTimeoutMs > 0) {
+      const every = Math.min(5_000, Math.max(25, Math.floor(sessionTimeoutMs / 4)));
+      this.timers.push(setInterval(() => this.reapIdle(), every).unref());
+    }
+    if (heartbeatMs > 0) {
+      this.timers.push(
+        setInterval(() => {
+          for (const session of this.sessions.values()) session.ping();
+        }, heartbeatMs).unref(),
+      );
+    }
+  }
+
+  private reapIdle(): void {
+    const now = performance.now();
+    const limit = this.settings.sessionTimeoutMs;
+    for (const session of this.sessions.values()) {
+      if (!session.busy && now - session.lastActivity > limit) {
+        this.totals.reaped += 1;
+        session.reap((now - session.lastActivity) / 1000);
+      }
+    }
+    for (const episode of this.episodes.values()) {
+      if (episode.queue.pending === 0 && now - episode.lastActivity > limit) {
+        this.totals.reaped += 1;
+        this.logger.log('info', 'http_episode.reaped', { episode: episode.id });
+        void this.endHttpEpisode(episode);
+      }
+    }
+  }
+
+  private upgrade(request: IncomingMessage, socket: Socket, head: Buffer): void {
+    socket.on('error', (error) => this.logger.log('debug', 'socket.error', { error }));
+    const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+    if (path !== '/ws') {
+      socket.end(`HTTP/1.1 404 Not Found\r\nconnection: close\r\n\r\n`);
+      return;
+    }
+    if (this.closing) {
+      socket.end('HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\n\r\n');
+      return;
+    }
+    this.websockets.handleUpgrade(request, socket, head, (websocket) => {
+      const remote = request.socket.remoteAddress;
+      if (this.activeSessions() >= this.settings.maxSessions) {
+        // As OpenEnv does: accept, say why in an error reply, then close.
+        this.totals.rejected += 1;
+        this.counters.errors.CAPACITY_REACHED = (this.counters.errors.CAPACITY_REACHED ?? 0) + 1;
+        const active = this.activeSessions();
+        this.logger.log('warn', 'session.rejected', {
+          remote,
+          active,
+          max: this.settings.maxSessions,
+        });
+        websocket.send(
+          JSON.stringify({
+            type: 'error',
+            data: {
+              message: `Server at capacity: ${active}/${this.settings.maxSessions} sessions active. Cannot accept new connections.`,
+              code: 'CAPACITY_REACHED',
+              active_sessions: active,
+              max_sessions: this.settings.maxSessions,
+            },
+          }),
+        );
+        websocket.close(CLOSE_CODES.tryAgainLater, 'server at capacity');
+        return;
+      }
+      const id = randomUUID();
+      this.totals.opened += 1;
+      const session = new WebSocketSession({
+        id,
+        socket: websocket,
+        remote,
+        logger: this.logger,
+        counters: this.counters,
+        createRunner: () => this.createRunner(),
+        onEnded: () => {
+          this.sessions.delete(id);
+        },
+      });
+      this.sessions.set(id, session);
+      session.start();
+    });
+  }
+
+  private async createRunner(): Promise<EpisodeRunner> {
+    const environment = await this.options.createEnvironment();
+    return new EpisodeRunner({
+      environment,
+      tasks: this.options.tasks,
+      ...(this.settings.maxSteps === undefined ? {} : { maxSteps: this.settings.maxSteps }),
+    });
+  }
+
+  private async route(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    this.totals.httpRequests += 1;
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const route = `${request.method} ${url.pathname}`;
+    try {
+      if (this.closing && route !== 'GET /health') {
+        throw new HttpError(503, 'The server is shutting down.');
+      }
+      switch (route) {
+        case 'GET /health':
+          return sendJson(response, this.closing ? 503 : 200, {
+            status: this.closing ? 'unhealthy' : 'healthy',
+          });
+        case 'GET /metadata':
+          return sendJson(response, 200, this.options.metadata);
+        case 'GET /schema':
+          return sendJson(response, 200, schemaDocument());
+        case 'GET /openapi.json':
+          return sendJson(
+            response,
+            200,
+            openApiDocument({
+              title: `${this.options.metadata.name} (DreamGym over OpenEnv)`,
+              version: this.options.metadata.version ?? '0.0.0',
+              description: this.options.metadata.description,
+            }),
+          );
+        case 'GET /state':
+          return sendJson(response, 200, this.httpState(url.searchParams.get('episode_id')));
+        case 'POST /reset':
+          return sendJson(response, 200, await this.httpReset(request));
+        case 'POST /step':
+          return sendJson(response, 200, await this.httpStep(request));
+        case 'POST /mcp':
+          return sendJson(
+            response,
+            200,
+            mcpReply(await readBody(request, this.settings.maxPayloadBytes)),
+          );
+        case 'GET /dreamgym/status':
+          return sendJson(response, 200, {
+            ...(this.options.status ? await this.options.status() : {}),
+            server: this.stats(),
+          });
+        default:
+          throw new HttpError(
+            KNOWN_PATHS.has(url.pathname) ? 405 : 404,
+            KNOWN_PATHS.has(url.pathname) ? 'Method Not Allowed' : 'Not Found',
+          );
+      }
+    } catch (error) {
+      const { status, detail } = httpFailure(error);
+      this.httpErrors[String(status)] = (this.httpErrors[String(status)] ?? 0) + 1;
+      if (status >= 500) this.logger.log('error', 'http.error', { route, status, error });
+      if (!response.headersSent) {
+        sendJson(response, status, { detail }, status === 413 ? { connection: 'close' } : {});
+      }
+    }
+  }
+
+  private async httpReset(request: IncomingMessage): Promise<StepReply> {
+    const body = parseJsonBody(await readBody(request, this.settings.maxPayloadBytes), {});
+    const parameters = ResetParametersSchema.safeParse(body);
+    if (!parameters.success) throw new HttpError(422, fieldErrors(parameters.error, ['body']));
+    const id = parameters.data.episode_id ?? randomUUID();
+    let episode = this.episodes.get(id);
+    if (!episode) {
+      if (this.activeSessions() >= this.settings.maxSessions) {
+        this.totals.rejected += 1;
+        throw new HttpError(
+          503,
+          `Server at capacity: ${this.activeSessions()}/${this.settings.maxSessions} sessions active. Finish or let idle episodes expire, then retry.`,
+        );
+      }
+      this.reserved += 1;
+      let runner: EpisodeRunner;
+      try {
+        runner = await this.createRunner();
+      } catch (error) {
+        throw new HttpError(500, `The environment factory failed: ${errorMessage(error)}`);
+      } finally {
+        this.reserved -= 1;
+      }
+      episode = { id, runner, queue: new SerialQueue(), lastActivity: performance.now() };
+      this.episodes.set(id, episode);
+      this.ended.delete(id);
+      this.totals.opened += 1;
+    }
+    const current = episode;
+    current.lastActivity = performance.now();
+    try {
+      return await current.queue.run(() =>
+        current.runner.reset({ ...parameters.data, episode_id: id }),
+      );
+    } catch (error) {
+      if (!current.runner.running) await this.endHttpEpisode(current);
+      throw error;
+    }
+  }
+
+  private async httpStep(request: IncomingMessage): Promise<StepReply> {
+    const body = parseJsonBody(await readBody(request, this.settings.maxPayloadBytes));
+    const parsed = HttpStepRequestSchema.safeParse(body);
+    if (!parsed.success) throw new HttpError(422, fieldErrors(parsed.error, ['body']));
+    const { episode_id: id, action } = parsed.data;
+    const episode = this.episodes.get(id);
+    if (!episode) {
+      throw new HttpError(
+        this.ended.has(id) ? 409 : 404,
+        this.ended.has(id)
+          ? `Episode "${id}" has ended; POST /reset to start another.`
+          : `No episode "${id}" on this server: start one with POST /reset (idle episodes are closed after ${this.settings.sessionTimeoutMs / 1000} s).`,
+      );
+    }
+    episode.lastActivity = performance.now();
+    const reply = await episode.queue.run(() => episode.runner.step(action));
+    if (reply.done) await this.endHttpEpisode(episode);
+    return reply;
+  }
+
+  private httpState(id: string | null): unknown {
+    if (id === null) {
+      return {
+        episode_id: null,
+        step_count: 0,
+        task_id: null,
+        instruction: null,
+        done: false,
+        truncated: false,
+        total_reward: 0,
+      };
+    }
+    const episode = this.episodes.get(id);
+    if (!episode) throw new HttpError(404, `No episode "${id}" on this server.`);
+    episode.lastActivity = performance.now();
+    return episode.runner.state();
+  }
+
+  private async endHttpEpisode(episode: HttpEpisode): Promise<void> {
+    if (this.episodes.get(episode.id) !== episode) return;
+    this.episodes.delete(episode.id);
+    this.ended.add(episode.id);
+    if (this.ended.size > RECENTLY_ENDED) {
+      this.ended.delete(this.ended.values().next().value as string);
+    }
+    await episode.queue.idle();
+    try {
+      await episode.runner.close();
+    } catch (error) {
+      this.logger.log('warn', 'http_episode.close_failed', { episode: episode.id, error });
+    }
+  }
+}
+
+const KNOWN_PATHS = new Set([
+  '/health',
+  '/metadata',
+  '/schema',
+  '/openapi.json',
+  '/state',
+  '/reset',
+  '/step',
+  '/mcp',
+  '/dreamgym/status',
+  '/ws',
+]);
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** HTTP status and detail of a failure: 422 for bad input, 409 for a wrong episode state. */
+function httpFailure(error: unknown): { status: number; detail: unknown } {
+  if (error instanceof HttpError) return { status: error.status, detail: error.detail };
+  if (ConfigError.isInstance(error)) {
+    return {
+      status: 422,
+      detail: [{ loc: ['body', error.field ?? ''], msg: error.message, type: 'value_error' }],
+    };
+  }
+  if (DreamGymError.isInstance(error) && error.code === 'ENVIRONMENT_STATE') {
+    return { status: 409, detail: error.message };
+  }
+  return { status: 500, detail: `Environment error: ${errorMessage(error)}` };
+}

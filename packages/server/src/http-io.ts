@@ -1,0 +1,136 @@
+/**
+ * HTTP request and response plumbing on `node:http`: bodies read under a size limit, JSON
+ * replies, and FastAPI-shaped errors (`{"detail": ...}`), which is what OpenEnv clients and
+ * tools expect from an OpenEnv server.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** An HTTP error with its status and FastAPI-style `detail`. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly detail: unknown,
+  ) {
+    super(typeof detail === 'string' ? detail : JSON.stringify(detail));
+    this.name = 'HttpError';
+  }
+}
+
+/** Sends `body` as JSON with `status`. */
+export function sendJson(
+  response: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(body);
+  response.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
+  response.end(text);
+}
+
+/**
+ * The request body as text, refused with 413 beyond `limit` bytes (by `content-length` up
+ * front, or while streaming when the length is not declared).
+ */
+export function readBody(request: IncomingMessage, limit: number): Promise<string> {
+  const declared = Number(request.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) {
+    request.resume();
+    return Promise.reject(tooLarge(declared, limit));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    request.on('data', (chunk: Buffer) => {
+      if (failed) return;
+      size += chunk.length;
+      if (size > limit) {
+        failed = true;
+        chunks.length = 0;
+        reject(tooLarge(size, limit));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on('end', () => {
+      if (!failed) resolve(Buffer.concat(chunks).toString('utf8'));
+    });
+    request.on('error', (error) => {
+      if (!failed) reject(error);
+    });
+  });
+}
+
+function tooLarge(size: number, limit: number): HttpError {
+  return new HttpError(
+    413,
+    `Request body of ${size} bytes exceeds the server's limit of ${limit} bytes (--max-payload).`,
+  );
+}
+
+/**
+ * Parses a JSON body; an empty body is `emptyValue`. Invalid JSON is a 422 with a
+ * FastAPI-style `json_invalid` entry.
+ */
+export function parseJsonBody(text: string, emptyValue?: unknown): unknown {
+  if (text.trim() === '' && emptyValue !== undefined) return emptyValue;
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new HttpError(422, [
+      {
+        type: 'json_invalid',
+        loc: ['body'],
+        msg: `JSON decode error: ${(error as Error).message}`,
+      },
+    ]);
+  }
+}
+
+const JSON_RPC_PARSE_ERROR = -32700;
+const JSON_RPC_INVALID_REQUEST = -32600;
+const JSON_RPC_METHOD_NOT_FOUND = -32601;
+const JSON_RPC_INTERNAL_ERROR = -32603;
+
+/**
+ * `POST /mcp`, answered as OpenEnv answers it for an environment without MCP tools:
+ * JSON-RPC 2.0 errors (parse error, invalid request, "does not support MCP" for `tools/*`,
+ * method not found otherwise).
+ */
+export function mcpReply(body: string): Record<string, unknown> {
+  const error = (code: number, message: string, id: unknown = null) => ({
+    jsonrpc: '2.0',
+    error: { code, message },
+    id,
+  });
+  let request: unknown;
+  try {
+    request = JSON.parse(body);
+  } catch {
+    return error(JSON_RPC_PARSE_ERROR, 'Parse error');
+  }
+  const candidate = request as { jsonrpc?: unknown; method?: unknown; id?: unknown };
+  if (
+    typeof request !== 'object' ||
+    request === null ||
+    Array.isArray(request) ||
+    candidate.jsonrpc !== '2.0' ||
+    typeof candidate.method !== 'string'
+  ) {
+    return error(
+      JSON_RPC_INVALID_REQUEST,
+      'Invalid request: expected a JSON-RPC 2.0 object with "jsonrpc": "2.0" and a "method".',
+    );
+  }
+  const id =
+    typeof candidate.id === 'string' || typeof candidate.id === 'number' ? candidate.id : null;
+  if (candidate.method === 'tools/list' || candidate.method === 'tools/call') {
+    return error(JSON_RPC_INTERNAL_ERROR, 'Environment does not support MCP', id);
+  }
+  return error(JSON_RPC_METHOD_NOT_FOUND, `Method not found: ${candidate.method}`, id);
+}
