@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
+from pathlib import Path
 
 import pytest
 import requests
@@ -164,3 +166,17 @@ def test_sessions_beyond_the_cap_are_refused(small_server):
     # And once they are gone, a new session is admitted.
     with GenericEnvClient(base_url=small_server.url).sync() as fourth:
         play(fourth, random.Random(4))
+
+
+def test_the_readme_python_example_runs(server):
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```python\n(.*?)```", readme, re.S)
+    assert block, "packages/server/README.md has a ```python block"
+    seen: list[dict] = []
+
+    def policy(observation: dict) -> str:
+        seen.append(observation)
+        return observation["actions"][0]
+
+    exec(compile(block.group(1), "README.md", "exec"), {"url": server.url, "policy": policy})
+    assert 1 <= len(seen) <= MAX_STEPS
