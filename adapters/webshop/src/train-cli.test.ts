@@ -84,10 +84,10 @@ it('dreamgym train --domain webshop trains on the embedded defaults and evaluate
   );
   expect(err).not.toMatch(/unexpected/);
   expect(code).toBe(0);
-  // 8 of the 9 sessions: the one on eval goal 1319 is held out.
-  expect(err).toMatch(/webshop: 12 seed tasks, 4 eval tasks, \d+ offline transitions/);
-  expect(out).toMatch(/success before training: \d+\.\d% \[95% CI .*\] on 4 synthetic episodes/);
-  expect(out).toMatch(/success after training: +\d+\.\d%/);
+  // The human sessions fill the buffer (8 of 9: the one on eval goal 1319 is held out).
+  expect(err).toMatch(/12 seed tasks, 4 eval tasks, [1-9]\d* offline transitions/);
+  expect(out).toMatch(/before training.*\d+\.\d%/);
+  expect(out).toMatch(/after +training.*\d+\.\d%/);
   const setup = JSON.parse(await readFile(join(runDirectory, 'setup.json'), 'utf8')) as {
     evalSplit: string;
   };
