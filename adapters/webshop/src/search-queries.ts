@@ -55,7 +55,7 @@ function words(text: string): string[] {
  *
  * @example
  * webshopSearchQueries('i am looking for a red stereo sound earbud headphones, and price lower than 50.00 dollars')
- * // ['red stereo sound earbud headphones', 'red stereo sound earbud headphones'.slice(...)...]
+ * // ['red stereo sound earbud headphones', 'red stereo sound']
  */
 export function webshopSearchQueries(instruction: string, limit = 3): string[] {
   let text = withoutPriceClause(instruction).toLowerCase().trim();
