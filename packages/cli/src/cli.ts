@@ -6,6 +6,8 @@ import { DreamGymError } from '@dreamgym/core';
 import { type Command, type CommandIo, fail } from './command-arguments.js';
 import { dataExploreCommand } from './commands/data-explore.js';
 import { evalCommand } from './commands/eval.js';
+import { modelPullCommand } from './commands/model-pull.js';
+import { modelServeCommand } from './commands/model-serve.js';
 import { reportCommand } from './commands/report.js';
 import { serveCommand } from './commands/serve.js';
 import { trainCommand } from './commands/train.js';
@@ -18,6 +20,8 @@ export const COMMANDS: readonly Command[] = [
   evalCommand,
   reportCommand,
   dataExploreCommand,
+  modelPullCommand,
+  modelServeCommand,
   serveCommand,
 ];
 

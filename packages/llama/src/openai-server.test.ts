@@ -269,12 +269,11 @@ describe('dreamgym model server (OpenAI-compatible, real model)', () => {
           taskGenerationGuidance: 'Swap the object or the receptacle.',
         },
       },
-      maxTokens: 160,
+      maxTokens: 96,
       examples: 1,
     });
     const parents: Task[] = [
       'put a clean apple in the fridge',
-      'put a hot egg in the garbagecan',
       'examine the book with the desklamp',
     ].map((instruction, index) => ({
       id: `p${index}`,
@@ -290,7 +289,7 @@ describe('dreamgym model server (OpenAI-compatible, real model)', () => {
     for (let round = 0; round < 3 && tasks.length + rejections.length === 0; round += 1) {
       try {
         tasks.push(
-          ...(await generator.generate(parents, 3, {
+          ...(await generator.generate(parents, 2, {
             iteration: round,
             random,
             existing: parents,
