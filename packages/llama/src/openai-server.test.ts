@@ -5,9 +5,11 @@
  */
 import {
   ChatModelPolicy,
+  compactExperienceFormat,
   LlmTaskGenerator,
   OpenAICompatibleChatModel,
   OpenAICompatibleScorer,
+  ReasoningExperienceModel,
   SeededRandom,
   type Task,
 } from '@dreamgym/core';
@@ -251,6 +253,64 @@ describe('dreamgym model server (OpenAI-compatible, real model)', () => {
     // A valid answer carries log pi(action); an invalid one is flagged and penalised.
     if (decision.info?.invalidAction) expect(decision.rewardPenalty).toBeLessThan(0);
     else expect(decision.logprob).toBeLessThan(0);
+  });
+
+  it('drives ReasoningExperienceModel (compact format): a schema-valid prediction in one request', async () => {
+    const client = new OpenAICompatibleChatModel({
+      baseURL: server.baseURL,
+      model: server.modelName,
+      maxRetries: 0,
+    });
+    const experience = new ReasoningExperienceModel({
+      chat: client,
+      environmentDescription:
+        'A text household game. "go to R" answers "You arrive at R." and lists what is on R.',
+      format: compactExperienceFormat(),
+      countTokens: model.countTokens,
+      temperature: 0,
+    });
+    const task: Task = {
+      id: 'h1',
+      domain: 'house',
+      instruction: 'put a mug in the fridge',
+      origin: 'seed',
+      meta: {},
+    };
+    const prediction = await experience.predict({
+      task,
+      history: [],
+      state: { text: 'You are in the middle of a room. You see a countertop 1 and a fridge 1.' },
+      action: 'go to countertop 1',
+      demos: [
+        {
+          score: 0.9,
+          transition: {
+            id: 'd1',
+            domain: 'house',
+            taskId: 'h2',
+            instruction: 'put a cup in the fridge',
+            stepIndex: 0,
+            state: { text: 'You are in the middle of a room. You see a countertop 2.' },
+            action: 'go to countertop 2',
+            nextState: {
+              text: 'You arrive at countertop 2. On the countertop 2, you see a cup 1.',
+            },
+            reward: 0,
+            done: false,
+            source: 'offline',
+          },
+        },
+      ],
+    });
+    expect(prediction.info).toMatchObject({
+      attempts: 1,
+      structuredMode: 'json_schema',
+      promptDemoIds: ['d1'],
+    });
+    expect(prediction.info?.experienceModelFailure).toBeUndefined();
+    expect(prediction.observation.text.length).toBeGreaterThan(0);
+    expect(prediction.reasoning.length).toBeLessThanOrEqual(160);
+    expect(prediction.reward).toBe(prediction.done && prediction.success ? 1 : 0);
   });
 
   it('drives LlmTaskGenerator: task variations written by the real model, validated and de-duplicated', async () => {

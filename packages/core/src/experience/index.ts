@@ -11,6 +11,13 @@ export {
   type Recollection,
   recallFromHistory,
 } from './episode-consistency.js';
+export {
+  type CompactExperienceFormatOptions,
+  compactExperienceFormat,
+  type ExperiencePromptFormat,
+  type ExperienceTarget,
+  standardExperienceFormat,
+} from './experience-format.js';
 export type {
   ExperienceInput,
   ExperienceModel,
@@ -26,6 +33,12 @@ export {
   InitialStateOutputSchema,
   type PromptBudget,
 } from './experience-prompt.js';
+export {
+  GroundedHybridExperienceModel,
+  type GroundedHybridExperienceModelOptions,
+  type HybridConsultPolicy,
+  type HybridContradiction,
+} from './grounded-hybrid-experience-model.js';
 export {
   estimateTokens,
   formatHistoryStep,

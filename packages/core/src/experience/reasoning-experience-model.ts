@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { ConfigError, ModelError, ModelOutputError } from '../errors.js';
 import type { Observation } from '../mdp/schemas.js';
 import type { ChatModel } from '../models/chat-model.js';
+import { type ExperiencePromptFormat, standardExperienceFormat } from './experience-format.js';
 import type {
   ExperienceInput,
   ExperienceModel,
@@ -16,9 +17,7 @@ import type {
   InitialStateInput,
 } from './experience-model.js';
 import {
-  buildExperiencePrompt,
   buildInitialStatePrompt,
-  ExperienceStepOutputSchema,
   InitialStateOutputSchema,
   type PromptBudget,
 } from './experience-prompt.js';
@@ -47,8 +46,13 @@ export interface ReasoningExperienceModelOptions extends PromptBudget {
   reward?: RewardRuleInput;
   /** Sampling temperature. Default: the chat model's. */
   temperature?: number;
-  /** Upper bound on generated tokens per answer. Default 1 024. */
+  /** Upper bound on generated tokens per answer. Default: the format's (1 024 for the standard one). */
   maxTokens?: number;
+  /**
+   * The prompt and answer format. Default {@link standardExperienceFormat}; small models
+   * (SmolLM2-135M) want `compactExperienceFormat()`.
+   */
+  format?: ExperiencePromptFormat;
 }
 
 const OptionsSchema = z.object({
@@ -56,7 +60,7 @@ const OptionsSchema = z.object({
   maxAttempts: z.number().int().min(1).default(3),
   historyTokens: z.number().int().nonnegative().optional(),
   demoTokens: z.number().int().nonnegative().optional(),
-  maxTokens: z.number().int().positive().default(1024),
+  maxTokens: z.number().int().positive().optional(),
 });
 
 /** The LLM-backed experience model. */
@@ -66,6 +70,7 @@ export class ReasoningExperienceModel implements ExperienceModel {
   private readonly maxAttempts: number;
   private readonly maxTokens: number;
   private readonly rule: RewardRule;
+  private readonly format: ExperiencePromptFormat;
 
   constructor(options: ReasoningExperienceModelOptions) {
     const parsed = OptionsSchema.safeParse(options);
@@ -77,7 +82,8 @@ export class ReasoningExperienceModel implements ExperienceModel {
     }
     this.options = options;
     this.maxAttempts = parsed.data.maxAttempts;
-    this.maxTokens = parsed.data.maxTokens;
+    this.format = options.format ?? standardExperienceFormat;
+    this.maxTokens = parsed.data.maxTokens ?? this.format.maxTokens;
     this.rule = RewardRuleSchema.parse(options.reward ?? {});
     this.id = `reasoning:${options.chat.id}`;
   }
@@ -92,17 +98,17 @@ export class ReasoningExperienceModel implements ExperienceModel {
   }
 
   async predict(input: ExperienceInput): Promise<ExperiencePrediction> {
-    const prompt = buildExperiencePrompt(this.options.environmentDescription, input, this.options);
+    const prompt = this.format.build(this.options.environmentDescription, input, this.options);
     const failures: string[] = [];
     for (let attempt = 1; attempt <= this.maxAttempts; attempt += 1) {
       try {
         const response = await this.options.chat.completeStructured({
           messages: prompt.messages,
-          schema: ExperienceStepOutputSchema,
+          schema: this.format.schema,
           schemaName: 'experience_step',
           ...this.samplingOptions(input.signal),
         });
-        const output = response.value;
+        const output = this.format.read(response.value);
         const outcome = applyRewardRule(output, this.rule);
         const observation: Observation = { text: output.nextState };
         return {
