@@ -22,15 +22,19 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadRun, type ReportRun, renderReport, setUpDomain } from '@dreamgym/cli';
 import {
+  createLinearSoftmaxPolicy,
   type DreamGymConfigInput,
   DreamGymLoop,
   EnvironmentPool,
   type EvaluationMetrics,
   evaluatePolicy,
+  type IterationMetrics,
   LinearSoftmaxPolicy,
   type Policy,
+  parseDreamGymConfig,
   SeededRandom,
   type Task,
+  type TrainablePolicy,
 } from '@dreamgym/core';
 
 const { values } = parseArgs({
@@ -175,7 +179,7 @@ try {
       );
     log(`== ${condition}`);
     const started = performance.now();
-    let policy: LinearSoftmaxPolicy;
+    let policy: TrainablePolicy;
     let realTransitions = 0;
     let syntheticTransitions = 0;
     let greedy = true;
@@ -184,10 +188,11 @@ try {
       greedy = false;
     } else {
       const runDirectory = join(scratch, condition);
-      const loop = new DreamGymLoop(
+      const loop = new DreamGymLoop({
         config,
-        {
+        components: {
           adapter: setup.adapter,
+          policy: createLinearSoftmaxPolicy(parseDreamGymConfig(config)),
           experienceModel: setup.experienceModel,
           replayBuffer: (
             await setUpDomain({
@@ -200,13 +205,13 @@ try {
           seedTasks: setup.seedTasks,
           realEnvironment: () => realPool.lease(),
           log,
-          onIteration: (metrics, progress) =>
+          onIteration: (metrics: IterationMetrics, progress: { done: number; total: number }) =>
             log(
               `${condition} ${progress.done}/${progress.total} ${metrics.phase} train success ${(100 * metrics.successRate).toFixed(1)}% real ${metrics.realTransitions} pool ${metrics.poolSize}`,
             ),
         },
         runDirectory,
-      );
+      });
       const result = await loop.run();
       policy = result.policy;
       realTransitions = result.metrics.at(-1)?.realTransitions ?? 0;

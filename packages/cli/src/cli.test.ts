@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -100,54 +100,91 @@ describe('dreamgym', () => {
     expect(unknownCommand.err()).toMatch(/Unknown command "fly"/);
   });
 
-  it('trains briefly on ALFWorld, then evaluates and reports the run', {
-    timeout: 180_000,
+  it('trains briefly on ALFWorld from a config file, reports like for like, resumes, evaluates and reports the run', {
+    timeout: 300_000,
   }, async () => {
     const runDirectory = join(directory, 'run');
+    const configFile = join(directory, 'config.json');
+    await writeFile(
+      configFile,
+      JSON.stringify({
+        seed: 3,
+        iterations: 2,
+        tasksPerIteration: 4,
+        rolloutsPerTask: 2,
+        maxSteps: 10,
+        invalidActionPenalty: -0.1,
+        evaluation: { every: 0 },
+        setup: { offlineLimit: 400, trainTasks: 12, evalTasks: 2 },
+      }),
+    );
     const io = capture({ DREAMGYM_DATA_DIR: dataRoot() });
     const code = await runCli(
       [
         'train',
         '--domain',
         'alfworld',
+        '--config',
+        configFile,
         '--run-dir',
         runDirectory,
-        '--offline-limit',
-        '400',
-        '--train-tasks',
-        '12',
-        '--eval-tasks',
-        '4',
         '--iterations',
-        '2',
-        '--tasks-per-iteration',
-        '4',
-        '--rollouts-per-task',
-        '2',
-        '--max-steps',
-        '12',
-        '--eval-every',
         '1',
-        '--seed',
-        '3',
+        '--no-curriculum',
+        '--no-replay-write-back',
+        '--no-history',
       ],
       io,
     );
     expect(io.err()).not.toMatch(/unexpected/);
     expect(code).toBe(0);
-    expect(io.out()).toMatch(/success before training: \d+\.\d% \[95% CI .*\] on 4 real episodes/);
-    expect(io.out()).toMatch(/success after training: +\d+\.\d%/);
-    expect(io.err()).toMatch(/dreamgym train .*2\/2/);
-    const metrics = (await readFile(join(runDirectory, 'metrics.jsonl'), 'utf8'))
-      .trim()
-      .split('\n');
-    expect(metrics).toHaveLength(2);
+    // Before and after are measured alike: greedy and sampled, each with its interval, and the
+    // headline compares greedy with greedy.
+    for (const label of ['before', 'after '] as const) {
+      for (const mode of ['greedy', 'sampled']) {
+        expect(io.out()).toMatch(
+          new RegExp(
+            `success ${label} training \\(${mode}\\): \\d+\\.\\d% \\[95% CI .*\\] on 2 real episodes`,
+          ),
+        );
+      }
+    }
+    expect(io.out()).toMatch(
+      /headline \(greedy, real\): \d+\.\d% -> \d+\.\d% \([+-]\d+\.\d points\)/,
+    );
+    expect(io.err()).toMatch(/dreamgym train .*1\/1/);
+    // Flags override the config file; ablation flags reach the loop's configuration.
+    const saved = JSON.parse(await readFile(join(runDirectory, 'config.json'), 'utf8'));
+    expect(saved).toMatchObject({
+      seed: 3,
+      iterations: 1,
+      maxSteps: 10,
+      invalidActionPenalty: -0.1,
+      curriculum: { enabled: false },
+      replayWriteBack: false,
+      history: { enabled: false },
+      evaluation: { modes: ['greedy', 'sampled'], environments: ['real'] },
+    });
+    expect(JSON.parse(await readFile(join(runDirectory, 'setup.json'), 'utf8'))).toMatchObject({
+      offlineLimit: 400,
+      trainTasks: 12,
+      evalTasks: 2,
+    });
+    const metrics = async () =>
+      (await readFile(join(runDirectory, 'metrics.jsonl'), 'utf8')).trim().split('\n');
+    expect(await metrics()).toHaveLength(1);
+
+    // A finished run resumes to the same end: no new iteration, the same final figures.
+    const resumed = capture({ DREAMGYM_DATA_DIR: dataRoot() });
+    expect(await runCli(['train', '--run-dir', runDirectory, '--resume'], resumed)).toBe(0);
+    expect(resumed.err()).toMatch(/resumed .* from checkpoint iteration-000001/);
+    expect(await metrics()).toHaveLength(1);
 
     const evaluation = capture();
     expect(await runCli(['eval', '--run-dir', runDirectory, '--eval-tasks', '2'], evaluation)).toBe(
       0,
     );
-    expect(evaluation.out()).toMatch(/success: .* on 2 real episodes/);
+    expect(evaluation.out()).toMatch(/success \(greedy\): .* on 2 real episodes/);
 
     const report = capture();
     expect(await runCli(['report', '--run-dir', runDirectory], report)).toBe(0);

@@ -57,6 +57,8 @@ export interface DomainSetup {
   realEnvironment: () => Promise<Environment>;
   /** Offline transitions in the buffer. */
   offlineTransitions: number;
+  /** The offline trajectories the buffer was seeded with (behaviour cloning imitates them). */
+  offlineTrajectories: Trajectory[];
 }
 
 async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
@@ -131,5 +133,6 @@ export async function setUpDomain(
     }),
     realEnvironment: () => adapter.connectReal({}),
     offlineTransitions: replayBuffer.size,
+    offlineTrajectories: trajectories,
   };
 }

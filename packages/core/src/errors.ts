@@ -22,7 +22,9 @@ export type DreamGymErrorCode =
   | 'MODEL_FILE'
   | 'INDEX'
   | 'CHECKPOINT'
-  | 'LOCKED';
+  | 'LOCKED'
+  | 'INVALID_ARGUMENT'
+  | 'BUDGET_EXHAUSTED';
 
 /** Base class of every error DreamGym throws on purpose. */
 export class DreamGymError extends Error {
@@ -191,4 +193,27 @@ export class LockedError extends DreamGymError {
     this.path = options.path;
   }
   static override isInstance = hasCode<LockedError>('LOCKED');
+}
+
+/** A function was called with an argument outside its domain (a length mismatch, a negative size). */
+export class InvalidArgumentError extends DreamGymError {
+  /** Name of the offending argument. */
+  readonly argument: string | undefined;
+  constructor(message: string, options?: { argument?: string; cause?: unknown }) {
+    super('INVALID_ARGUMENT', message, options);
+    this.argument = options?.argument;
+  }
+  static override isInstance = hasCode<InvalidArgumentError>('INVALID_ARGUMENT');
+}
+
+/**
+ * The real-transition budget of sim-to-real is spent: the action was not sent to the real
+ * environment. Rollout collection ends the episode as cut by the budget (`truncated`), and
+ * keeps it out of success rates and GRPO groups.
+ */
+export class BudgetExhaustedError extends DreamGymError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('BUDGET_EXHAUSTED', message, options);
+  }
+  static override isInstance = hasCode<BudgetExhaustedError>('BUDGET_EXHAUSTED');
 }

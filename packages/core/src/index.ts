@@ -18,6 +18,7 @@ export type {
 export * from './curriculum/index.js';
 export {
   ActionParseError,
+  BudgetExhaustedError,
   CheckpointError,
   ConfigError,
   DatasetFormatError,
@@ -27,11 +28,12 @@ export {
   EnvironmentError,
   EnvironmentStateError,
   IndexError,
+  InvalidArgumentError,
   LockedError,
   ModelError,
+  ModelFileError,
   ModelOutputError,
   type RecordLocation,
-  ModelFileError,
 } from './errors.js';
 export * from './eval/index.js';
 export * from './experience/index.js';

@@ -2,7 +2,12 @@
  * `dreamgym eval`: success of a run's latest checkpoint on the real or synthetic environment.
  */
 import { join, resolve } from 'node:path';
-import { loadRunPolicy, parseDreamGymConfig, SeededRandom } from '@dreamgym/core';
+import {
+  createLinearSoftmaxPolicy,
+  loadRunPolicy,
+  parseDreamGymConfig,
+  SeededRandom,
+} from '@dreamgym/core';
 import {
   type Command,
   type CommandIo,
@@ -54,7 +59,8 @@ async function evaluate(args: string[], io: CommandIo): Promise<number> {
   const config = parseDreamGymConfig(
     await readJsonFile(join(runDirectory, 'config.json'), '--run-dir'),
   );
-  const { policy, checkpoint } = await loadRunPolicy(runDirectory);
+  const policy = createLinearSoftmaxPolicy(config);
+  const { checkpoint } = await loadRunPolicy(runDirectory, policy);
   const log = (message: string) => io.stderr.write(`${message}\n`);
   const domain = await setUpDomain(
     {
@@ -82,7 +88,7 @@ async function evaluate(args: string[], io: CommandIo): Promise<number> {
     concurrency: environment === 'real' ? config.realConcurrency : config.concurrency,
     random: new SeededRandom(integer(values.seed as string | undefined, '--seed') ?? config.seed),
   });
-  io.stdout.write(`success: ${percent(metrics)}\n`);
+  io.stdout.write(`success (${metrics.mode}): ${percent(metrics)}\n`);
   io.stdout.write(`${JSON.stringify(metrics)}\n`);
   return 0;
 }

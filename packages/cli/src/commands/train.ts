@@ -6,10 +6,11 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
+  createLinearSoftmaxPolicy,
   type DreamGymConfigInput,
   DreamGymLoop,
   type EvaluationMetrics,
-  LinearSoftmaxPolicy,
+  type IterationMetrics,
   parseDreamGymConfig,
   SeededRandom,
 } from '@dreamgym/core';
@@ -50,6 +51,9 @@ Run:
   --resume                   continue the run in --run-dir from its last checkpoint
   --no-baseline              do not evaluate the untrained policy first
 
+Policy:
+  --warm-start none|bc       start from behaviour cloning on the offline trajectories (default none)
+
 Loop (override the config file):
   --iterations N  --seed N  --algorithm grpo|dr-grpo|ppo  --tasks-per-iteration N
   --rollouts-per-task N  --max-steps N  --lambda X  --k N  --concurrency N
@@ -57,7 +61,16 @@ Loop (override the config file):
   --eval-every K             evaluate every K iterations and after the last (0: only after the last)
   --eval-env real|synthetic|both   where evaluations run (default real; synthetic needs
                              evaluation tasks with a known initial state)
-  --no-replay  --no-curriculum  --no-history   ablations`;
+  --eval-mode greedy|sampled|both  how actions are chosen in evaluations (default both);
+                             before and after training are always measured alike
+  --gap-tasks N              training tasks played in both environments at each evaluation,
+                             to report the synthetic-to-real gap (needs the real environment)
+
+Ablations:
+  --no-curriculum            no task generation (seed tasks only)
+  --no-retrieval             the experience model gets no retrieved demonstrations (k = 0)
+  --no-replay-write-back     synthetic transitions are not added to the replay buffer
+  --no-history               the experience model sees no interaction history`;
 
 const TRAIN_OPTIONS: FlagSpecs = {
   domain: { type: 'string' },
@@ -85,8 +98,12 @@ const TRAIN_OPTIONS: FlagSpecs = {
   'real-budget': { type: 'string' },
   'eval-every': { type: 'string' },
   'eval-env': { type: 'string' },
-  'no-replay': { type: 'boolean' },
+  'eval-mode': { type: 'string' },
+  'gap-tasks': { type: 'string' },
+  'warm-start': { type: 'string' },
   'no-curriculum': { type: 'boolean' },
+  'no-retrieval': { type: 'boolean' },
+  'no-replay-write-back': { type: 'boolean' },
   'no-history': { type: 'boolean' },
 };
 
@@ -133,8 +150,27 @@ function trainSettings(
     // Real success is what matters; the real environment also knows every task's start.
     set(['evaluation', 'environments'], ['real']);
   }
-  if (values['no-replay']) set(['retrieval', 'enabled'], false);
+  const evalMode = string('eval-mode');
+  if (evalMode !== undefined) {
+    const modes = { greedy: ['greedy'], sampled: ['sampled'], both: ['greedy', 'sampled'] }[
+      evalMode
+    ];
+    if (!modes)
+      fail(`--eval-mode must be greedy, sampled or both, got "${evalMode}".`, '--eval-mode');
+    set(['evaluation', 'modes'], modes);
+  } else if ((config.evaluation as { modes?: unknown } | undefined)?.modes === undefined) {
+    set(['evaluation', 'modes'], ['greedy', 'sampled']);
+  }
+  set(['evaluation', 'gapTasks'], integer(string('gap-tasks'), '--gap-tasks'));
+  const warmStart = string('warm-start');
+  if (warmStart !== undefined) {
+    if (warmStart !== 'bc' && warmStart !== 'none')
+      fail(`--warm-start must be bc or none, got "${warmStart}".`, '--warm-start');
+    set(['warmStart'], warmStart === 'bc' ? { behaviourCloning: {} } : {});
+  }
   if (values['no-curriculum']) set(['curriculum', 'enabled'], false);
+  if (values['no-retrieval']) set(['retrieval', 'enabled'], false);
+  if (values['no-replay-write-back']) set(['replayWriteBack'], false);
   if (values['no-history']) set(['history', 'enabled'], false);
 
   const domain = string('domain') ?? (fileSetup.domain as string | undefined);
@@ -214,70 +250,118 @@ async function train(args: string[], io: CommandIo): Promise<number> {
   const resolved = parseDreamGymConfig(config);
   const realNeeded =
     resolved.simToReal.realTransitionBudget > 0 ||
-    resolved.evaluation.environments.includes('real');
+    resolved.evaluation.environments.includes('real') ||
+    resolved.evaluation.gapTasks > 0;
   const evaluationEnvironment = resolved.evaluation.environments.includes('real')
     ? 'real'
     : 'synthetic';
+  const policy = createLinearSoftmaxPolicy(resolved);
 
-  let baseline: EvaluationMetrics | undefined;
+  // Before training: the same policy object, measured exactly as the loop measures it after.
+  const baseline: EvaluationMetrics[] = [];
   if (!values['no-baseline'] && !values.resume && domain.evaluationTasks.length > 0) {
-    log(
-      `evaluating the untrained policy on ${domain.evaluationTasks.length} ${setup.evalSplit ?? 'valid_seen'} tasks (${evaluationEnvironment})...`,
-    );
-    const untrained = new LinearSoftmaxPolicy({
-      random: new SeededRandom(resolved.seed),
-      hashBits: resolved.policy.hashBits,
-    });
-    baseline = await evaluateOnDomain(domain, {
-      policy: untrained,
-      environment: evaluationEnvironment,
-      tasks: domain.evaluationTasks,
-      maxSteps: resolved.maxSteps,
-      k: resolved.retrieval.k,
-      greedy: false,
-      concurrency:
-        evaluationEnvironment === 'real' ? resolved.realConcurrency : resolved.concurrency,
-      random: new SeededRandom(resolved.seed),
-    });
-    log(`success before training: ${percent(baseline)}`);
+    for (const mode of resolved.evaluation.modes) {
+      log(
+        `evaluating the untrained policy on ${domain.evaluationTasks.length} ${setup.evalSplit ?? 'valid_seen'} tasks (${evaluationEnvironment}, ${mode})...`,
+      );
+      const metrics = await evaluateOnDomain(domain, {
+        policy,
+        environment: evaluationEnvironment,
+        tasks: domain.evaluationTasks,
+        maxSteps: resolved.maxSteps,
+        k: resolved.retrieval.k,
+        greedy: mode === 'greedy',
+        episodesPerTask: resolved.evaluation.episodesPerTask,
+        concurrency:
+          evaluationEnvironment === 'real' ? resolved.realConcurrency : resolved.concurrency,
+        random: new SeededRandom(resolved.seed).fork(`baseline:${mode}`),
+      });
+      log(`success before training (${mode}): ${percent(metrics)}`);
+      baseline.push(metrics);
+    }
+    await writeFile(join(runDirectory, 'baseline.json'), `${JSON.stringify(baseline, null, 2)}\n`);
   }
 
   const progress = new ProgressReporter('dreamgym train', 1, io.stderr);
-  const loop = new DreamGymLoop(
+  const loop = new DreamGymLoop({
     config,
-    {
+    components: {
       adapter: domain.adapter,
+      policy,
       experienceModel: domain.experienceModel,
       replayBuffer: domain.replayBuffer,
       seedTasks: domain.seedTasks,
       evaluationTasks: domain.evaluationTasks,
+      demonstrations: domain.offlineTrajectories,
       ...(realNeeded ? { realEnvironment: domain.realEnvironment } : {}),
-      log: (message) => progress.log(message),
-      onIteration: (metrics, { done, total }) => {
+      log: (message: string) => progress.log(message),
+      onIteration: (metrics: IterationMetrics, { done, total }) => {
         progress.total = total;
         progress.update(done, {
           successRate: metrics.successRate,
           fields: { phase: metrics.phase, pool: metrics.poolSize, buffer: metrics.bufferSize },
         });
         for (const evaluation of metrics.evaluations)
-          progress.log(`iteration ${metrics.iteration}: eval ${percent(evaluation)}`);
+          progress.log(
+            `iteration ${metrics.iteration}: eval (${evaluation.mode}) ${percent(evaluation)}`,
+          );
+        const gap = metrics.syntheticToRealGap;
+        if (gap) {
+          progress.log(
+            `iteration ${metrics.iteration}: synthetic-to-real gap on ${gap.tasks} training tasks: synthetic ${(gap.syntheticSuccessRate * 100).toFixed(1)}% vs real ${(gap.realSuccessRate * 100).toFixed(1)}%`,
+          );
+        }
       },
     },
     runDirectory,
-  );
+  });
   const result = await loop.run({ resume: values.resume === true });
   progress.finish();
-  const after = result.finalEvaluations.find(
-    (evaluation) => evaluation.environment === evaluationEnvironment,
-  );
   io.stdout.write(`run folder: ${runDirectory}\n`);
-  if (baseline) io.stdout.write(`success before training: ${percent(baseline)}\n`);
-  if (after) io.stdout.write(`success after training:  ${percent(after)}\n`);
-  io.stdout.write(`report: dreamgym report --run-dir ${runDirectory}\n`);
-  if (baseline) {
-    await writeFile(join(runDirectory, 'baseline.json'), `${JSON.stringify(baseline, null, 2)}\n`);
+  if (result.warmStart) {
+    io.stdout.write(
+      `warm start: behaviour cloning kept epoch ${result.warmStart.bestEpoch}, held-out NLL ${result.warmStart.initialHeldOutNegativeLogLikelihood.toFixed(3)} -> ${result.warmStart.bestHeldOutNegativeLogLikelihood.toFixed(3)}\n`,
+    );
   }
+  io.stdout.write(
+    formatBeforeAfter(
+      baseline,
+      result.finalEvaluations.filter(
+        (evaluation) => evaluation.environment === evaluationEnvironment,
+      ),
+    ),
+  );
+  io.stdout.write(`report: dreamgym report --run-dir ${runDirectory}\n`);
   return 0;
+}
+
+/**
+ * Before and after, mode by mode, then one headline that compares like with like (greedy
+ * with greedy): the number a reader takes away.
+ */
+export function formatBeforeAfter(
+  before: readonly EvaluationMetrics[],
+  after: readonly EvaluationMetrics[],
+): string {
+  const lines: string[] = [];
+  for (const [label, records] of [
+    ['before', before],
+    ['after ', after],
+  ] as const) {
+    for (const metrics of records)
+      lines.push(`success ${label} training (${metrics.mode}): ${percent(metrics)}`);
+  }
+  for (const mode of ['greedy', 'sampled'] as const) {
+    const first = before.find((metrics) => metrics.mode === mode);
+    const last = after.find((metrics) => metrics.mode === mode);
+    if (!first || !last) continue;
+    const points = (last.successRate - first.successRate) * 100;
+    lines.push(
+      `headline (${mode}, ${last.environment}): ${(first.successRate * 100).toFixed(1)}% -> ${(last.successRate * 100).toFixed(1)}% (${points >= 0 ? '+' : ''}${points.toFixed(1)} points)`,
+    );
+    break;
+  }
+  return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
 }
 
 /** `dreamgym train`. */

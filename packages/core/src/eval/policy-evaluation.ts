@@ -58,11 +58,13 @@ export async function evaluatePolicy(options: PolicyEvaluationOptions): Promise<
       rollouts,
       metrics: {
         environment: options.environment,
+        mode: (options.greedy ?? true) ? 'greedy' : 'sampled',
         episodes,
         successRate: episodes === 0 ? 0 : successes / episodes,
         successInterval95: wilsonInterval95(successes, episodes),
         meanReward: mean(rollouts.map((rollout) => rollout.totalReward)),
         meanSteps: mean(rollouts.map((rollout) => rollout.steps.length)),
+        truncatedEpisodes: rollouts.filter((rollout) => rollout.truncated).length,
       },
     };
   } finally {

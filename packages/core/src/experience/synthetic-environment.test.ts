@@ -60,7 +60,10 @@ describe('SyntheticEnvironment', () => {
     const first = await env.step('Go Right');
     expect(first.observation.text).toBe('You walk to room 1. You are in room 1. You see a door.');
     expect(first.observation.actions).toEqual(adapter.candidateActions(first.observation, []));
-    expect(first).toMatchObject({ truncated: false, info: { invalidAction: false, success: false } });
+    expect(first).toMatchObject({
+      truncated: false,
+      info: { invalidAction: false, success: false },
+    });
     expect(first.info.demoIds).toHaveLength(4);
     expect(typeof first.info.reasoning).toBe('string');
     for (const action of ['go right', 'take key', 'go left']) {
@@ -87,7 +90,10 @@ describe('SyntheticEnvironment', () => {
         return model.predict(input);
       },
     };
-    const env = await environment({ model: counting, invalidActionPenalty: 0.1 });
+    await expect(environment({ model: counting, invalidActionPenalty: 0.1 })).rejects.toThrow(
+      /invalidActionPenalty must be zero or negative/,
+    );
+    const env = await environment({ model: counting, invalidActionPenalty: -0.1 });
     await env.reset(withStart);
     const result = await env.step('fly away');
     expect(result.observation.text).toMatch(

@@ -46,7 +46,10 @@ export interface SyntheticEnvironmentOptions {
   useHistory?: boolean;
   /** Steps after which the episode ends (`done` and `truncated`). Default 50. */
   maxSteps?: number;
-  /** Reward of an action outside the grammar, as a positive penalty subtracted. Default 0. */
+  /**
+   * Reward of an action outside the grammar: 0 or negative, added to the step's reward (the
+   * one sign convention for penalties, as in `ChatModelPolicy` and the loop's config). Default 0.
+   */
   invalidActionPenalty?: number;
   /** Observation text for an action outside the grammar. Default: `Nothing happens.` and why. */
   invalidActionObservation?: (action: string, error: ActionParseError) => string;
@@ -95,6 +98,13 @@ export class SyntheticEnvironment implements Environment {
         {
           field: 'maxSteps',
         },
+      );
+    }
+    const penalty = options.invalidActionPenalty ?? 0;
+    if (!(Number.isFinite(penalty) && penalty <= 0)) {
+      throw new ConfigError(
+        `SyntheticEnvironment: invalidActionPenalty must be zero or negative (it is added to the reward), got ${penalty}.`,
+        { field: 'invalidActionPenalty' },
       );
     }
     if (options.writeBack && !isWritableTransitionStore(options.retriever)) {
@@ -223,7 +233,7 @@ export class SyntheticEnvironment implements Environment {
   ): StepResult {
     const text =
       this.options.invalidActionObservation?.(action, error) ?? `Nothing happens. ${error.message}`;
-    const reward = -(this.options.invalidActionPenalty ?? 0);
+    const reward = this.options.invalidActionPenalty ?? 0;
     const truncated = stepIndex + 1 >= this.maxSteps;
     this.history.push({ observation: state, action, reward, done: truncated });
     // The world is unchanged: the next state is the same place with the same actions.

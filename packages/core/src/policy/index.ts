@@ -26,10 +26,16 @@ export {
 } from './linear-softmax-policy.js';
 export {
   candidateActionsOf,
+  type ImitationMetrics,
+  type ImitationOptions,
+  isTrainablePolicy,
   type Policy,
   type PolicyContext,
   type PolicyDecision,
   type PolicySample,
+  type PolicyUpdateBatch,
+  type PolicyUpdateMetrics,
+  type PolicyUpdateOptions,
   type TrainablePolicy,
 } from './policy.js';
 export { entropyOf, logSoftmax, softmaxLogitGradient } from './softmax.js';

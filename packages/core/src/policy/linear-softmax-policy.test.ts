@@ -91,7 +91,7 @@ describe('LinearSoftmaxPolicy', () => {
     });
     const batch = await preparedBatch(policy);
     expect(batch.length).toBeGreaterThan(8);
-    const reference = policy.snapshot();
+    const reference = await policy.snapshot();
     const config = resolvePpoLossOptions({
       clipLow: 0.2,
       clipHigh: 0.28,
@@ -215,7 +215,7 @@ describe('LinearSoftmaxPolicy', () => {
   it('a snapshot is frozen and independent of later updates', async () => {
     const policy = new LinearSoftmaxPolicy({ random: new SeededRandom(4), hashBits: 10 });
     const choice = (await preparedBatch(policy)).find((prepared) => prepared.features.length > 1)!;
-    const snapshot = policy.snapshot();
+    const snapshot = await policy.snapshot();
     // The gradient of -log pi(a|s): the update makes a more likely under the live policy only.
     policy.accumulateGradient(choice, -1, 0);
     policy.applyGradient();

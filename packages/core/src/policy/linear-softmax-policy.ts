@@ -6,10 +6,11 @@
  * gradients; Adam; save/load with the optimiser state; trains on a CPU core.
  */
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { CheckpointError, ConfigError } from '../errors.js';
 import type { Observation, Task } from '../mdp/schemas.js';
 import { type RandomState, SeededRandom } from '../random/seeded-random.js';
+import { ppoStepLoss } from '../training/ppo-loss.js';
 import { type AdamConfig, AdamOptimizer, type AdamOptions } from './adam.js';
 import {
   combineHashes,
@@ -20,10 +21,15 @@ import {
 } from './hashed-features.js';
 import {
   candidateActionsOf,
+  type ImitationMetrics,
+  type ImitationOptions,
   type Policy,
   type PolicyContext,
   type PolicyDecision,
   type PolicySample,
+  type PolicyUpdateBatch,
+  type PolicyUpdateMetrics,
+  type PolicyUpdateOptions,
   type TrainablePolicy,
 } from './policy.js';
 import { entropyOf, logSoftmax, softmaxLogitGradient } from './softmax.js';
@@ -75,6 +81,8 @@ export interface LinearSoftmaxPolicyHeader {
 }
 
 const MAGIC = 'DGLSPOL1';
+/** The file `saveState` writes into its directory. */
+const STATE_FILE = 'linear-softmax-policy.bin';
 
 /** Shared by a policy and its snapshots, which score features identically. */
 class FeatureCache {
@@ -105,8 +113,12 @@ class FeatureCache {
   }
 }
 
-/** The embedded default policy. */
-export class LinearSoftmaxPolicy implements Policy, TrainablePolicy<PreparedDecision> {
+/**
+ * The embedded default policy. Besides the batched {@link TrainablePolicy} methods it
+ * exposes its exact in-process path (`prepare`, `evaluate`, `accumulateGradient`,
+ * `applyGradient`) for tests and custom losses.
+ */
+export class LinearSoftmaxPolicy implements Policy, TrainablePolicy {
   readonly id: string;
   readonly hashBits: number;
   readonly historyWindow: number;
@@ -269,9 +281,7 @@ export class LinearSoftmaxPolicy implements Policy, TrainablePolicy<PreparedDeci
   applyGradient(options: { maxGradNorm?: number; learningRate?: number } = {}): {
     gradNorm: number;
   } {
-    if (this.frozen) {
-      throw new ConfigError(`Policy ${this.id} is a frozen snapshot and cannot be updated.`);
-    }
+    this.ensureTrainable();
     let squared = 0;
     for (const feature of this.touched) squared += this.gradient[feature]! ** 2;
     const gradNorm = Math.sqrt(squared);
@@ -284,7 +294,113 @@ export class LinearSoftmaxPolicy implements Policy, TrainablePolicy<PreparedDeci
     return { gradNorm };
   }
 
-  snapshot(): LinearSoftmaxPolicy {
+  async logprobs(samples: readonly PolicySample[]): Promise<number[]> {
+    return samples.map((sample) => this.evaluate(this.prepare(sample)).logprob);
+  }
+
+  async update(
+    batch: PolicyUpdateBatch,
+    options: PolicyUpdateOptions,
+  ): Promise<PolicyUpdateMetrics> {
+    this.ensureTrainable();
+    const { samples, advantages, behaviourLogprobs, referenceLogprobs } = batch;
+    if (advantages.length !== samples.length || behaviourLogprobs.length !== samples.length) {
+      throw new ConfigError(
+        `update(): ${samples.length} samples but ${advantages.length} advantages and ${behaviourLogprobs.length} behaviour log-probabilities.`,
+        { field: 'batch' },
+      );
+    }
+    const prepared = samples.map((sample) => this.prepare(sample));
+    let mismatch = 0;
+    prepared.forEach((entry, index) => {
+      mismatch += Math.abs(behaviourLogprobs[index]! - this.evaluate(entry).logprob);
+    });
+    const totals = { loss: 0, policyLoss: 0, kl: 0, entropy: 0, clipped: 0, evaluations: 0 };
+    let gradNormTotal = 0;
+    let gradientSteps = 0;
+    const order = samples.map((_, index) => index);
+    const batchSize = options.miniBatchSize ?? Math.max(1, samples.length);
+    for (let epoch = 0; epoch < options.epochs && samples.length > 0; epoch += 1) {
+      options.signal?.throwIfAborted();
+      options.random.shuffle(order);
+      for (let start = 0; start < order.length; start += batchSize) {
+        const miniBatch = order.slice(start, start + batchSize);
+        this.zeroGradient();
+        for (const index of miniBatch) {
+          const entry = prepared[index]!;
+          const { logprob, entropy } = this.evaluate(entry);
+          const stepLoss = ppoStepLoss(
+            {
+              logprob,
+              oldLogprob: behaviourLogprobs[index]!,
+              ...(referenceLogprobs ? { referenceLogprob: referenceLogprobs[index]! } : {}),
+              advantage: advantages[index]!,
+              entropy,
+            },
+            options.loss,
+          );
+          // Token-mean style aggregation: every step of the mini-batch weighs the same.
+          this.accumulateGradient(
+            entry,
+            stepLoss.dLogprob / miniBatch.length,
+            stepLoss.dEntropy / miniBatch.length,
+          );
+          totals.loss += stepLoss.loss;
+          totals.policyLoss += stepLoss.policyLoss;
+          totals.kl += stepLoss.kl;
+          totals.entropy += stepLoss.entropy;
+          totals.clipped += stepLoss.clipped ? 1 : 0;
+          totals.evaluations += 1;
+        }
+        gradNormTotal += this.applyGradient(gradientOptions(options)).gradNorm;
+        gradientSteps += 1;
+      }
+    }
+    const evaluations = Math.max(1, totals.evaluations);
+    return {
+      loss: totals.loss / evaluations,
+      policyLoss: totals.policyLoss / evaluations,
+      kl: totals.kl / evaluations,
+      entropy: totals.entropy / evaluations,
+      clipFraction: totals.clipped / evaluations,
+      gradNorm: gradNormTotal / Math.max(1, gradientSteps),
+      gradientSteps,
+      behaviourMismatch: samples.length === 0 ? 0 : mismatch / samples.length,
+    };
+  }
+
+  async imitate(
+    samples: readonly PolicySample[],
+    options: ImitationOptions,
+  ): Promise<ImitationMetrics> {
+    this.ensureTrainable();
+    const prepared = samples.map((sample) => this.prepare(sample));
+    const order = samples.map((_, index) => index);
+    options.random.shuffle(order);
+    const batchSize = options.miniBatchSize ?? Math.max(1, samples.length);
+    let negativeLogLikelihood = 0;
+    let gradientSteps = 0;
+    for (let start = 0; start < order.length; start += batchSize) {
+      options.signal?.throwIfAborted();
+      const miniBatch = order.slice(start, start + batchSize);
+      this.zeroGradient();
+      for (const index of miniBatch) {
+        const entry = prepared[index]!;
+        negativeLogLikelihood -= this.evaluate(entry).logprob;
+        // loss = -log pi(a*|s): d loss / d logprob = -1, averaged over the mini-batch.
+        this.accumulateGradient(entry, -1 / miniBatch.length, 0);
+      }
+      this.applyGradient(gradientOptions(options));
+      gradientSteps += 1;
+    }
+    return {
+      negativeLogLikelihood: samples.length === 0 ? 0 : negativeLogLikelihood / samples.length,
+      gradientSteps,
+    };
+  }
+
+  /** A frozen copy of the current weights (the KL reference); `applyGradient` on it throws. */
+  async snapshot(): Promise<LinearSoftmaxPolicy> {
     const copy = Object.create(LinearSoftmaxPolicy.prototype) as LinearSoftmaxPolicy;
     Object.assign(copy, this, {
       id: `${this.id}@${this.optimizer.steps}`,
@@ -296,6 +412,32 @@ export class LinearSoftmaxPolicy implements Policy, TrainablePolicy<PreparedDeci
       frozen: true,
     });
     return copy;
+  }
+
+  async saveState(directory: string): Promise<void> {
+    await this.save(join(directory, STATE_FILE));
+  }
+
+  async loadState(directory: string): Promise<void> {
+    const file = join(directory, STATE_FILE);
+    const loaded = await LinearSoftmaxPolicy.load(file);
+    if (loaded.hashBits !== this.hashBits || loaded.historyWindow !== this.historyWindow) {
+      throw new CheckpointError(
+        `${file} holds a policy with hashBits ${loaded.hashBits} and historyWindow ${loaded.historyWindow}; this policy has ${this.hashBits} and ${this.historyWindow}. Build the policy with the run's configuration.`,
+        { path: file },
+      );
+    }
+    this.weights.set(loaded.weights);
+    this.random.setState(loaded.random.getState());
+    if (!this.frozen) {
+      this.optimizer.restore(loaded.optimizer.m, loaded.optimizer.v, loaded.optimizer.steps);
+    }
+  }
+
+  private ensureTrainable(): void {
+    if (this.frozen) {
+      throw new ConfigError(`Policy ${this.id} is a frozen snapshot and cannot be updated.`);
+    }
   }
 
   /** Weights, optimiser moments and configuration, for in-memory checkpoints. */
@@ -475,4 +617,14 @@ export class LinearSoftmaxPolicy implements Policy, TrainablePolicy<PreparedDeci
     }
     return Int32Array.from(out);
   }
+}
+
+function gradientOptions(options: { maxGradNorm?: number; learningRate?: number }): {
+  maxGradNorm?: number;
+  learningRate?: number;
+} {
+  return {
+    ...(options.maxGradNorm === undefined ? {} : { maxGradNorm: options.maxGradNorm }),
+    ...(options.learningRate === undefined ? {} : { learningRate: options.learningRate }),
+  };
 }

@@ -5,6 +5,7 @@
  */
 import type { Observation, Step, Task } from '../mdp/schemas.js';
 import type { SeededRandom } from '../random/seeded-random.js';
+import type { PpoLossConfig } from '../training/ppo-loss.js';
 
 /** What a policy sees besides the current observation. */
 export interface PolicyContext {
@@ -61,42 +62,128 @@ export function candidateActionsOf(
 
 /**
  * One decision as a trainer re-evaluates it: the inputs the policy saw and the action it
- * took. Built from rollout records.
+ * took. Built from rollout records (or from offline trajectories, for behaviour cloning).
  */
 export interface PolicySample {
   task: Task;
   observation: Observation;
   /** Actions taken before this step in the episode, oldest first. */
   previousActions: readonly string[];
-  /** The candidate actions the policy chose from. */
+  /** The candidate actions the policy chose from (empty where the policy writes free text). */
   candidates: readonly string[];
-  /** The action taken; must be one of `candidates`. */
+  /** The action taken. A policy that chooses among candidates needs it to be one of them. */
   action: string;
+  /**
+   * What the acting policy recorded about this decision (`PolicyDecision.info`): an LLM
+   * policy keeps its prompt and completion tokens here, so the update scores exactly the
+   * tokens that were sampled.
+   */
+  decisionInfo?: Record<string, unknown>;
+}
+
+/** One iteration's decisions with what the clipped policy-gradient loss needs. */
+export interface PolicyUpdateBatch {
+  samples: readonly PolicySample[];
+  /** The advantage A_t of each sample (GRPO's group-normalised return, or GAE's). */
+  advantages: readonly number[];
+  /**
+   * log pi_behaviour(a|s) of each sample: what the acting policy reported when it acted.
+   * The importance ratio of the clipped loss is taken against it.
+   */
+  behaviourLogprobs: readonly number[];
+  /** log pi_ref(a|s) under the frozen KL reference; required when `loss.klCoefficient > 0`. */
+  referenceLogprobs?: readonly number[];
+}
+
+/** How to run one update. */
+export interface PolicyUpdateOptions {
+  /** Passes over the batch. */
+  epochs: number;
+  /** Samples per gradient step. Default: the whole batch in one step. */
+  miniBatchSize?: number;
+  /** Clip ranges, dual clip, KL and entropy coefficients (`resolvePpoLossOptions`). */
+  loss: PpoLossConfig;
+  /** Clip the gradient's global L2 norm to this. */
+  maxGradNorm?: number;
+  /** Overrides the optimiser's learning rate for this update. */
+  learningRate?: number;
+  /** Shuffles the mini-batches. */
+  random: SeededRandom;
+  signal?: AbortSignal;
+}
+
+/** Figures of one update, means over every mini-batch evaluation. */
+export interface PolicyUpdateMetrics {
+  loss: number;
+  policyLoss: number;
+  /** k3 estimate of KL(pi || ref) (0 without a KL term). */
+  kl: number;
+  entropy: number;
+  /** Share of evaluations where the clip was active. */
+  clipFraction: number;
+  /** Mean global gradient norm before clipping. */
+  gradNorm: number;
+  /** Gradient steps taken. */
+  gradientSteps: number;
+  /**
+   * Mean |log pi_behaviour - log pi_theta| before the first gradient step: 0 for a policy
+   * that trains the weights it acts with, larger where generation runs on other weights
+   * (a quantised copy of an LLM).
+   */
+  behaviourMismatch: number;
+}
+
+/** How to run behaviour cloning steps. */
+export interface ImitationOptions {
+  /** Samples per gradient step. Default: all at once. */
+  miniBatchSize?: number;
+  maxGradNorm?: number;
+  learningRate?: number;
+  random: SeededRandom;
+  signal?: AbortSignal;
+}
+
+/** Figures of one pass of behaviour cloning. */
+export interface ImitationMetrics {
+  /** Mean negative log-likelihood of the demonstrated actions before each gradient step. */
+  negativeLogLikelihood: number;
+  gradientSteps: number;
 }
 
 /**
- * A policy a gradient trainer can update: log-probabilities and entropies of recorded
- * decisions under the current weights, and accumulation of gradients of a per-step loss
- * through them. {@link LinearSoftmaxPolicy} implements it.
+ * A policy the DreamGym loop can train, whatever runs its gradient step: in process (the
+ * embedded {@link LinearSoftmaxPolicy}) or in another process (an LLM policy whose torch
+ * trainer runs in Python). Every method works on whole batches so a remote trainer pays one
+ * round trip per call.
  */
-export interface TrainablePolicy<Prepared = unknown> extends Policy {
-  /** Precomputes what re-evaluating `sample` needs (features); reused across epochs. */
-  prepare(sample: PolicySample): Prepared;
-  /** log pi(a|s) and the entropy of pi(.|s) under the current weights. */
-  evaluate(prepared: Prepared): { logprob: number; entropy: number };
+export interface TrainablePolicy extends Policy {
+  /** log pi(a|s) of each sample under the current weights. */
+  logprobs(samples: readonly PolicySample[], signal?: AbortSignal): Promise<number[]>;
   /**
-   * Adds `dLogprob * grad log pi(a|s) + dEntropy * grad H(pi(.|s))` to the gradient buffer:
-   * the chain rule for any per-step loss written in terms of the log-probability and entropy.
+   * The clipped policy-gradient update shared by GRPO, Dr.GRPO and PPO: for `epochs` passes,
+   * shuffled mini-batches, `max(-A r, -A clip(r))` (dual clip optional) with
+   * `r = pi_theta / pi_behaviour`, plus `klCoefficient * k3(pi_theta, pi_ref)` minus
+   * `entropyCoefficient * H`, gradient norm clipped, one optimiser step per mini-batch.
    */
-  accumulateGradient(prepared: Prepared, dLogprob: number, dEntropy: number): void;
-  /** Clears the gradient buffer. */
-  zeroGradient(): void;
-  /**
-   * Applies the buffered gradient (of a loss to minimise) with the policy's optimiser,
-   * after clipping its global L2 norm to `maxGradNorm` when given; returns the norm before
-   * clipping, and clears the buffer.
-   */
-  applyGradient(options?: { maxGradNorm?: number; learningRate?: number }): { gradNorm: number };
-  /** A frozen copy of the current weights, e.g. the KL reference policy. */
-  snapshot(): TrainablePolicy<Prepared>;
+  update(batch: PolicyUpdateBatch, options: PolicyUpdateOptions): Promise<PolicyUpdateMetrics>;
+  /** One pass of behaviour cloning: maximum likelihood of the demonstrated actions. */
+  imitate(samples: readonly PolicySample[], options: ImitationOptions): Promise<ImitationMetrics>;
+  /** A frozen copy of the current weights (the KL reference); it cannot be updated. */
+  snapshot(): Promise<TrainablePolicy>;
+  /** Writes the weights and the optimiser state into `directory` (created if missing). */
+  saveState(directory: string): Promise<void>;
+  /** Restores what {@link TrainablePolicy.saveState} wrote; throws a `CheckpointError` on a mismatch. */
+  loadState(directory: string): Promise<void>;
+  /** Releases what the policy holds (worker processes, models). Idempotent. */
+  close?(): Promise<void>;
+}
+
+/** Whether `policy` can be trained by the DreamGym loop. */
+export function isTrainablePolicy(policy: Policy): policy is TrainablePolicy {
+  const candidate = policy as Partial<TrainablePolicy>;
+  return (
+    typeof candidate.update === 'function' &&
+    typeof candidate.logprobs === 'function' &&
+    typeof candidate.saveState === 'function'
+  );
 }

@@ -15,10 +15,11 @@ import {
   createCorridorAdapter,
 } from '../testing/corridor-domain.js';
 import {
-  type DreamGymComponents,
+  createLinearSoftmaxPolicy,
   type DreamGymConfigInput,
-  DreamGymLoop,
-} from './dreamgym-loop.js';
+  parseDreamGymConfig,
+} from './dreamgym-config.js';
+import { type DreamGymComponents, DreamGymLoop } from './dreamgym-loop.js';
 
 /** Seed tasks: corridors of 8 rooms with the key and the door far from the entrance. */
 export function corridorSeedTasks(): Task[] {
@@ -50,27 +51,34 @@ export const corridorLoopConfig: DreamGymConfigInput = {
   checkpointEvery: 2,
 };
 
-/** The loop with a fresh buffer of offline corridor experience (random and near-optimal play). */
+/**
+ * The loop with a fresh buffer of offline corridor experience (random and near-optimal play)
+ * and a fresh embedded policy; `config` overrides fields of {@link corridorLoopConfig}.
+ */
 export async function corridorLoop(
   runDirectory: string,
   overrides: Partial<DreamGymComponents> = {},
+  config: DreamGymConfigInput = {},
 ): Promise<DreamGymLoop> {
+  const merged = { ...corridorLoopConfig, ...config };
   const seedTasks = corridorSeedTasks();
   const offline = await corridorTrajectories(seedTasks, 3, 5);
   const replayBuffer = await corridorBuffer(
     offline.map((trajectory) => ({ ...trajectory, source: 'offline' })),
   );
-  return new DreamGymLoop(
-    corridorLoopConfig,
-    {
+  return new DreamGymLoop({
+    config: merged,
+    components: {
       adapter: createCorridorAdapter(),
+      policy: createLinearSoftmaxPolicy(parseDreamGymConfig(merged)),
       experienceModel: new RetrievalExperienceModel(),
       replayBuffer,
       seedTasks,
       evaluationTasks: seedTasks,
-      realEnvironment: () => new CorridorEnvironment({ maxSteps: corridorLoopConfig.maxSteps }),
+      demonstrations: offline,
+      realEnvironment: () => new CorridorEnvironment({ maxSteps: merged.maxSteps }),
       ...overrides,
     },
     runDirectory,
-  );
+  });
 }

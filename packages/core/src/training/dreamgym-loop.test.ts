@@ -13,7 +13,7 @@ import {
   corridorLoopConfig,
   corridorSeedTasks,
 } from './corridor-loop.test-support.js';
-import { parseDreamGymConfig } from './dreamgym-loop.js';
+import { parseDreamGymConfig } from './dreamgym-config.js';
 import type { IterationMetrics } from './metrics.js';
 
 let directory: string;
@@ -115,11 +115,9 @@ describe('DreamGymLoop on the corridor with the embedded defaults', () => {
 
     const resumed = await (await corridorLoop(crashed)).run({ resume: true });
     expect(withoutTimings(resumed.metrics)).toEqual(withoutTimings(reference.metrics));
-    expect(
-      Buffer.from(resumed.policy.weights.buffer).equals(
-        Buffer.from(reference.policy.weights.buffer),
-      ),
-    ).toBe(true);
+    const weights = (policy: unknown) =>
+      Buffer.from((policy as LinearSoftmaxPolicy).weights.buffer);
+    expect(weights(resumed.policy).equals(weights(reference.policy))).toBe(true);
   });
 
   it('refuses to overwrite a run, and detects a corrupt checkpoint', async () => {
@@ -128,12 +126,15 @@ describe('DreamGymLoop on the corridor with the embedded defaults', () => {
     await loop.run();
     await expect((await corridorLoop(run)).run()).rejects.toThrow(/already holds a run.*--resume/);
     const latest = (await readFile(join(run, 'checkpoints', 'LATEST'), 'utf8')).trim();
-    await writeFile(join(run, 'checkpoints', latest, 'policy-weights.bin'), 'garbage');
+    await writeFile(
+      join(run, 'checkpoints', latest, 'policy', 'linear-softmax-policy.bin'),
+      'garbage',
+    );
     const error = await (await corridorLoop(run))
       .run({ resume: true })
       .catch((thrown: unknown) => thrown);
     expect(CheckpointError.isInstance(error)).toBe(true);
-    expect((error as Error).message).toMatch(/policy-weights\.bin is corrupt/);
+    expect((error as Error).message).toMatch(/linear-softmax-policy\.bin is corrupt/);
   });
 });
 

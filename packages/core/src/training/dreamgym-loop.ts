@@ -7,16 +7,18 @@
  * held-out tasks. Then sim-to-real continues in the real environment until a budget of
  * real transitions is spent.
  *
- * Runs are resumable: each iteration ends with an atomic checkpoint (policy, optimiser,
- * value function, curriculum, RNG state, counters, and how much of the experience log and
- * metrics belong to it). `run({ resume: true })` after a crash continues exactly as an
- * uninterrupted run of the same seed would.
+ * The policy is any `TrainablePolicy` (the embedded linear policy, an LLM policy whose
+ * gradient step runs in a torch worker). Runs are resumable: each iteration ends with an
+ * atomic checkpoint (policy and optimiser state, value function, KL reference, curriculum,
+ * RNG state, counters, and how much of the experience log and metrics belong to it).
+ * `run({ resume: true })` after a crash continues exactly as an uninterrupted run of the
+ * same seed would.
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { DomainAdapter } from '../adapter.js';
-import { Curriculum, CurriculumConfigSchema } from '../curriculum/curriculum.js';
+import { Curriculum } from '../curriculum/curriculum.js';
 import { MutationTaskGenerator } from '../curriculum/mutation-task-generator.js';
 import type { TaskGenerator } from '../curriculum/task-generator.js';
 import { TaskPool } from '../curriculum/task-pool.js';
@@ -26,135 +28,43 @@ import { evaluatePolicy } from '../eval/policy-evaluation.js';
 import type { ExperienceModel } from '../experience/experience-model.js';
 import { SyntheticEnvironment } from '../experience/synthetic-environment.js';
 import type { Environment } from '../mdp/environment.js';
-import { formatFieldPath, readJsonl } from '../mdp/jsonl.js';
-import { type Task, type Transition, TransitionSchema } from '../mdp/schemas.js';
+import { readJsonl } from '../mdp/jsonl.js';
+import type { Observation, Step, Task, Trajectory, Transition } from '../mdp/schemas.js';
 import { trajectoryToTransitions } from '../mdp/transitions.js';
-import {
-  LinearSoftmaxPolicy,
-  type LinearSoftmaxPolicyHeader,
-} from '../policy/linear-softmax-policy.js';
+import type { TrainablePolicy } from '../policy/policy.js';
 import { type RandomState, SeededRandom } from '../random/seeded-random.js';
 import type { ReplayBuffer } from '../replay/replay-buffer.js';
+import { type BehaviourCloningResult, cloneBehaviour } from './behaviour-cloning.js';
 import { CheckpointStore, type LoadedCheckpoint, writeFileAtomic } from './checkpoint-store.js';
+import {
+  type DreamGymConfig,
+  type DreamGymConfigInput,
+  parseDreamGymConfig,
+} from './dreamgym-config.js';
 import { EnvironmentPool } from './environment-pool.js';
+import { appendExperience, replayExperience, truncateLines } from './experience-log.js';
 import { GrpoTrainer } from './grpo-trainer.js';
 import { LinearValueFunction, type LinearValueFunctionState } from './linear-value-function.js';
 import {
   type EvaluationMetrics,
   type IterationMetrics,
   IterationMetricsSchema,
+  type SyntheticToRealGap,
 } from './metrics.js';
 import type { PolicyGradientTrainer, UpdateMetrics } from './policy-gradient-trainer.js';
 import { PpoTrainer } from './ppo-trainer.js';
 import { type Rollout, rolloutToTrajectory } from './rollout.js';
 import { BudgetedEnvironment, RealTransitionBudget } from './sim-to-real.js';
 
-const PpoLossConfigSchema = z
-  .object({
-    clipLow: z.number().positive().optional(),
-    clipHigh: z.number().positive().optional(),
-    dualClip: z.number().gt(1).optional(),
-    klCoefficient: z.number().nonnegative().optional(),
-    entropyCoefficient: z.number().nonnegative().optional(),
-  })
-  .default({});
-
-/** The loop's configuration; `parseDreamGymConfig` validates it and fills defaults. */
-export const DreamGymConfigSchema = z.object({
-  /** Seeds every random choice of the run. */
-  seed: z.number().int().default(0),
-  /** Iterations of the synthetic phase. */
-  iterations: z.number().int().nonnegative().default(20),
-  /** Tasks per iteration (seed + generated, at most `curriculum.lambda` generated). */
-  tasksPerIteration: z.number().int().positive().default(16),
-  /** Rollouts per task (the group size n of GRPO and of the task value). */
-  rolloutsPerTask: z.number().int().positive().default(4),
-  /** Steps after which an episode is cut off. */
-  maxSteps: z.number().int().positive().default(30),
-  /** Synthetic environments stepping at once. */
-  concurrency: z.number().int().positive().default(8),
-  /** Real environments stepping at once (sim-to-real and real evaluation): real engines are costly. */
-  realConcurrency: z.number().int().positive().default(2),
-  /** The RL algorithm. `dr-grpo` is GRPO without the std normalisation. */
-  algorithm: z.enum(['grpo', 'dr-grpo', 'ppo']).default('grpo'),
-  trainer: z
-    .object({
-      epochs: z.number().int().positive().default(1),
-      miniBatchSize: z.number().int().positive().optional(),
-      learningRate: z.number().positive().optional(),
-      maxGradNorm: z.number().positive().default(1),
-      loss: PpoLossConfigSchema,
-      /** PPO: discount and GAE lambda. */
-      gamma: z.number().min(0).max(1).default(0.99),
-      gaeLambda: z.number().min(0).max(1).default(0.95),
-    })
-    .default({ epochs: 1, maxGradNorm: 1, loss: {}, gamma: 0.99, gaeLambda: 0.95 }),
-  /** The embedded policy's size and optimiser. */
-  policy: z
-    .object({
-      hashBits: z.number().int().min(8).max(26).default(18),
-      historyWindow: z.number().int().nonnegative().default(2),
-      learningRate: z.number().positive().default(0.05),
-    })
-    .default({ hashBits: 18, historyWindow: 2, learningRate: 0.05 }),
-  /** Curriculum task generation (`enabled: false` is the "no curriculum" ablation). */
-  curriculum: CurriculumConfigSchema.default(CurriculumConfigSchema.parse({})),
-  /** Replay retrieval for the experience model (`enabled: false` is the "no replay" ablation). */
-  retrieval: z
-    .object({ enabled: z.boolean().default(true), k: z.number().int().positive().default(4) })
-    .default({ enabled: true, k: 4 }),
-  /** Interaction history given to the experience model (`enabled: false`: "no history"). */
-  history: z.object({ enabled: z.boolean().default(true) }).default({ enabled: true }),
-  /** Add each iteration's synthetic transitions to the replay buffer. */
-  replayWriteBack: z.boolean().default(true),
-  /** Reward added when the policy's action is outside the grammar (0 or negative). */
-  invalidActionPenalty: z.number().max(0).default(0),
-  evaluation: z
-    .object({
-      /** Evaluate every K iterations, and always after the last one; 0: only after the last. */
-      every: z.number().int().nonnegative().default(5),
-      /** Where to evaluate; empty turns evaluation off. */
-      environments: z.array(z.enum(['synthetic', 'real'])).default(['synthetic']),
-      episodesPerTask: z.number().int().positive().default(1),
-      greedy: z.boolean().default(true),
-    })
-    .default({ every: 5, environments: ['synthetic'], episodesPerTask: 1, greedy: true }),
-  simToReal: z
-    .object({
-      /** Real transitions to spend after the synthetic phase; 0 skips sim-to-real. */
-      realTransitionBudget: z.number().int().nonnegative().default(0),
-      tasksPerIteration: z.number().int().positive().default(8),
-      rolloutsPerTask: z.number().int().positive().default(4),
-      /** Add real transitions to the replay buffer (source `real`). */
-      addToBuffer: z.boolean().default(true),
-    })
-    .default({
-      realTransitionBudget: 0,
-      tasksPerIteration: 8,
-      rolloutsPerTask: 4,
-      addToBuffer: true,
-    }),
-  /** Write a checkpoint every this many iterations (1: after each). */
-  checkpointEvery: z.number().int().positive().default(1),
-});
-export type DreamGymConfig = z.infer<typeof DreamGymConfigSchema>;
-export type DreamGymConfigInput = z.input<typeof DreamGymConfigSchema>;
-
-/** Validates a configuration; a `ConfigError` names the field and the reason. */
-export function parseDreamGymConfig(input: unknown): DreamGymConfig {
-  const result = DreamGymConfigSchema.safeParse(input ?? {});
-  if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  const field = formatFieldPath(issue.path);
-  throw new ConfigError(`Invalid DreamGym config: \`${field}\`: ${issue.message}`, {
-    field,
-    cause: result.error,
-  });
-}
-
 /** What the loop trains with. */
 export interface DreamGymComponents {
   adapter: DomainAdapter;
+  /**
+   * The policy to train: `createLinearSoftmaxPolicy(config)` for the embedded default, an
+   * LLM policy, any `TrainablePolicy`. On resume its state is restored from the checkpoint,
+   * so build it with the run's configuration.
+   */
+  policy: TrainablePolicy;
   /** M_exp; the embedded default is `RetrievalExperienceModel`. */
   experienceModel: ExperienceModel;
   /**
@@ -166,24 +76,34 @@ export interface DreamGymComponents {
   seedTasks: readonly Task[];
   /** Held-out tasks for evaluation. */
   evaluationTasks?: readonly Task[];
+  /** Offline trajectories the policy imitates first (`warmStart.behaviourCloning`). */
+  demonstrations?: readonly Trajectory[];
   /** Writes new tasks; default `MutationTaskGenerator` over the adapter's `mutateTask`. */
   taskGenerator?: TaskGenerator;
   /** The real environment, for sim-to-real and real evaluation. */
   realEnvironment?: () => Environment | Promise<Environment>;
-  /** A policy to start from instead of a fresh `LinearSoftmaxPolicy` (ignored on resume). */
-  initialPolicy?: LinearSoftmaxPolicy;
   /** Called after every iteration (progress bars, logs). */
   onIteration?: (metrics: IterationMetrics, progress: { done: number; total: number }) => void;
   /** Receives log lines. */
   log?: (message: string) => void;
 }
 
+/** Options of {@link DreamGymLoop}. */
+export interface DreamGymLoopOptions {
+  config: DreamGymConfigInput | DreamGymConfig;
+  components: DreamGymComponents;
+  /** Folder of the run: `config.json`, `metrics.jsonl`, `experience.jsonl`, `checkpoints/`. */
+  runDirectory: string;
+}
+
 /** What a finished run returns. */
 export interface DreamGymResult {
-  policy: LinearSoftmaxPolicy;
+  policy: TrainablePolicy;
   metrics: IterationMetrics[];
-  /** Evaluations after the last iteration. */
+  /** Evaluations after the last iteration (after the warm start when there are no iterations). */
   finalEvaluations: EvaluationMetrics[];
+  /** Behaviour cloning's figures, when the run started with it. */
+  warmStart?: BehaviourCloningResult;
 }
 
 const CountersSchema = z.object({
@@ -204,10 +124,10 @@ type Counters = z.infer<typeof CountersSchema>;
 interface RunState {
   counters: Counters;
   random: SeededRandom;
-  policy: LinearSoftmaxPolicy;
+  policy: TrainablePolicy;
   valueFunction: LinearValueFunction | undefined;
-  /** The frozen KL reference (the policy when training started), when the loss has a KL term. */
-  reference: LinearSoftmaxPolicy | undefined;
+  /** The frozen KL reference (the policy when RL started), when the loss has a KL term. */
+  reference: TrainablePolicy | undefined;
   curriculum: Curriculum;
   metrics: IterationMetrics[];
   synthetic: EnvironmentPool;
@@ -215,12 +135,6 @@ interface RunState {
   /** Planned iterations, for progress. */
   totalIterations: number;
 }
-
-/** One line of `experience.jsonl`: a transition the run added to the buffer, with its iteration. */
-const ExperienceLineSchema = z.object({
-  iteration: z.number().int().nonnegative(),
-  transition: TransitionSchema,
-});
 
 function stableHash(value: unknown): string {
   let hash = 0x811c9dc5;
@@ -240,41 +154,23 @@ function floatsOf(bytes: Uint8Array): Float32Array {
   return new Float32Array(Uint8Array.from(bytes).buffer);
 }
 
-function policyFromCheckpoint(checkpoint: LoadedCheckpoint): LinearSoftmaxPolicy {
-  return LinearSoftmaxPolicy.fromState({
-    header: checkpoint.json<LinearSoftmaxPolicyHeader>('policy-header'),
-    weights: floatsOf(checkpoint.bytes('policy-weights')),
-    adamM: floatsOf(checkpoint.bytes('policy-adam-m')),
-    adamV: floatsOf(checkpoint.bytes('policy-adam-v')),
+function valueFunctionFromCheckpoint(checkpoint: LoadedCheckpoint): LinearValueFunction {
+  const header =
+    checkpoint.json<Omit<LinearValueFunctionState, 'weights' | 'adamM' | 'adamV'>>('value-header');
+  return LinearValueFunction.fromState({
+    ...header,
+    weights: floatsOf(checkpoint.bytes('value-weights')),
+    adamM: floatsOf(checkpoint.bytes('value-adam-m')),
+    adamV: floatsOf(checkpoint.bytes('value-adam-v')),
   });
 }
 
-/** Keeps the first `lines` lines of a text file (drops what a crashed run wrote after its checkpoint). */
-async function truncateLines(file: string, lines: number): Promise<void> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch {
-    if (lines === 0) return;
-    throw new CheckpointError(
-      `${file} is missing but the checkpoint covers ${lines} lines of it.`,
-      { path: file },
-    );
-  }
-  const kept = text.split('\n').slice(0, lines);
-  if (kept.length < lines || kept.some((line) => line.trim() === '')) {
-    throw new CheckpointError(
-      `${file} holds fewer lines than the checkpoint covers (${lines}); the run folder is damaged.`,
-      { path: file },
-    );
-  }
-  await writeFileAtomic(file, lines === 0 ? '' : `${kept.join('\n')}\n`);
-}
-
 function rewardGroups(rollouts: readonly Rollout[]): TaskRolloutGroup[] {
-  // The task value uses the outcome (success) reward, not policy penalties.
+  // The task value uses the outcome (success) reward, not policy penalties; an episode the
+  // budget cut mid-way has no outcome.
   const groups = new Map<string, number[]>();
   for (const rollout of rollouts) {
+    if (rollout.budgetExhausted) continue;
     const rewards = groups.get(rollout.task.id) ?? [];
     rewards.push(rollout.success ? 1 : 0);
     groups.set(rollout.task.id, rewards);
@@ -285,33 +181,40 @@ function rewardGroups(rollouts: readonly Rollout[]): TaskRolloutGroup[] {
 /** The DreamGym training loop. */
 export class DreamGymLoop {
   readonly config: DreamGymConfig;
+  readonly runDirectory: string;
+  private readonly components: DreamGymComponents;
   private readonly checkpoints: CheckpointStore;
   private readonly log: (message: string) => void;
 
-  constructor(
-    config: DreamGymConfigInput | DreamGymConfig,
-    private readonly components: DreamGymComponents,
-    /** Folder of the run: `config.json`, `metrics.jsonl`, `experience.jsonl`, `checkpoints/`. */
-    readonly runDirectory: string,
-  ) {
-    this.config = parseDreamGymConfig(config);
+  constructor(options: DreamGymLoopOptions) {
+    const { components, runDirectory } = options;
+    this.config = parseDreamGymConfig(options.config);
+    this.components = components;
+    this.runDirectory = runDirectory;
     if (components.seedTasks.length === 0) {
       throw new ConfigError('The DreamGym loop needs at least one seed task.', {
         field: 'seedTasks',
       });
     }
-    if (this.config.simToReal.realTransitionBudget > 0 && !components.realEnvironment) {
-      throw new ConfigError(
-        'simToReal.realTransitionBudget > 0 needs a real environment (components.realEnvironment).',
-        { field: 'simToReal.realTransitionBudget' },
-      );
+    const realNeeded: [boolean, string][] = [
+      [this.config.simToReal.realTransitionBudget > 0, 'simToReal.realTransitionBudget > 0'],
+      [
+        this.config.evaluation.environments.includes('real'),
+        'evaluation.environments includes "real"',
+      ],
+      [this.config.evaluation.gapTasks > 0, 'evaluation.gapTasks > 0'],
+    ];
+    for (const [needed, why] of realNeeded) {
+      if (needed && !components.realEnvironment) {
+        throw new ConfigError(`${why} needs a real environment (components.realEnvironment).`, {
+          field: why.split(' ')[0]!,
+        });
+      }
     }
-    if (this.config.evaluation.environments.includes('real') && !components.realEnvironment) {
+    if (this.config.warmStart.behaviourCloning && !components.demonstrations?.length) {
       throw new ConfigError(
-        'evaluation.environments includes "real" but no real environment is given.',
-        {
-          field: 'evaluation.environments',
-        },
+        'warmStart.behaviourCloning needs demonstrations (components.demonstrations: the offline trajectories).',
+        { field: 'warmStart.behaviourCloning' },
       );
     }
     this.checkpoints = new CheckpointStore(join(runDirectory, 'checkpoints'));
@@ -328,6 +231,7 @@ export class DreamGymLoop {
       config: join(this.runDirectory, 'config.json'),
       metrics: join(this.runDirectory, 'metrics.jsonl'),
       experience: join(this.runDirectory, 'experience.jsonl'),
+      warmStart: join(this.runDirectory, 'warm-start.json'),
     };
   }
 
@@ -349,6 +253,7 @@ export class DreamGymLoop {
    */
   async run(options: { resume?: boolean; signal?: AbortSignal } = {}): Promise<DreamGymResult> {
     const { config, components } = this;
+    const { policy } = components;
     await mkdir(this.runDirectory, { recursive: true });
     const configHash = stableHash(config);
     const checkpoint = await this.checkpoints.load();
@@ -360,10 +265,10 @@ export class DreamGymLoop {
     }
 
     let counters: Counters;
-    let policy: LinearSoftmaxPolicy;
     let valueFunction: LinearValueFunction | undefined;
-    let reference: LinearSoftmaxPolicy | undefined;
+    let reference: TrainablePolicy | undefined;
     let curriculum: Curriculum;
+    let warmStart: BehaviourCloningResult | undefined;
     const generator =
       components.taskGenerator ?? new MutationTaskGenerator({ adapter: components.adapter });
     const metrics: IterationMetrics[] = [];
@@ -376,22 +281,13 @@ export class DreamGymLoop {
           { path: this.runDirectory },
         );
       }
-      policy = policyFromCheckpoint(checkpoint);
-      if (checkpoint.parts().includes('value-header')) {
-        const valueHeader =
-          checkpoint.json<Omit<LinearValueFunctionState, 'weights' | 'adamM' | 'adamV'>>(
-            'value-header',
-          );
-        valueFunction = LinearValueFunction.fromState({
-          ...valueHeader,
-          weights: floatsOf(checkpoint.bytes('value-weights')),
-          adamM: floatsOf(checkpoint.bytes('value-adam-m')),
-          adamV: floatsOf(checkpoint.bytes('value-adam-v')),
-        });
-      }
-      if (checkpoint.parts().includes('reference-weights')) {
-        reference = policy.snapshot();
-        reference.weights.set(floatsOf(checkpoint.bytes('reference-weights')));
+      await policy.loadState(this.checkpointFolder(checkpoint, 'policy'));
+      if (checkpoint.parts().includes('value-header'))
+        valueFunction = valueFunctionFromCheckpoint(checkpoint);
+      const referenceFolder = checkpoint.folder('reference');
+      if (referenceFolder) {
+        reference = await policy.snapshot();
+        await reference.loadState(referenceFolder);
       }
       curriculum = Curriculum.fromJSON(checkpoint.json('curriculum'), {
         generator,
@@ -402,22 +298,21 @@ export class DreamGymLoop {
       await truncateLines(this.files.experience, counters.experienceLines);
       for await (const record of readJsonl(this.files.metrics, IterationMetricsSchema))
         metrics.push(record);
-      await this.replayExperience();
+      await replayExperience(this.files.experience, components.replayBuffer);
       this.log(
         `resumed ${this.runDirectory} from checkpoint ${checkpoint.name} (iteration ${counters.iteration})`,
       );
     } else {
       const random = new SeededRandom(config.seed);
-      policy =
-        components.initialPolicy ??
-        new LinearSoftmaxPolicy({
-          random: random.fork('policy'),
-          hashBits: config.policy.hashBits,
-          historyWindow: config.policy.historyWindow,
-          optimizer: { learningRate: config.policy.learningRate },
-        });
+      await writeFileAtomic(this.files.config, `${JSON.stringify(config, null, 2)}\n`);
+      await writeFile(this.files.metrics, '');
+      await writeFile(this.files.experience, '');
+      if (config.warmStart.behaviourCloning) {
+        warmStart = await this.cloneDemonstrations(random.fork('behaviour-cloning'), options);
+      }
       valueFunction = config.algorithm === 'ppo' ? new LinearValueFunction() : undefined;
-      reference = (config.trainer.loss.klCoefficient ?? 0) > 0 ? policy.snapshot() : undefined;
+      reference =
+        (config.trainer.loss.klCoefficient ?? 0) > 0 ? await policy.snapshot() : undefined;
       curriculum = new Curriculum({
         pool: new TaskPool(components.seedTasks),
         generator,
@@ -433,9 +328,6 @@ export class DreamGymLoop {
         random: random.getState(),
         configHash,
       };
-      await writeFileAtomic(this.files.config, `${JSON.stringify(config, null, 2)}\n`);
-      await writeFile(this.files.metrics, '');
-      await writeFile(this.files.experience, '');
     }
 
     const real = components.realEnvironment
@@ -458,14 +350,19 @@ export class DreamGymLoop {
       counters.realTransitions,
     );
     const signal = options.signal ? { signal: options.signal } : {};
+    let finalEvaluations: EvaluationMetrics[] = metrics.at(-1)?.evaluations ?? [];
     try {
+      if (this.plannedIterations() === 0) {
+        // Nothing to train (a warm start alone): evaluate the policy as it stands.
+        finalEvaluations = await this.evaluate(state, 0);
+      }
       const synthetic = this.createTrainer(state, 'synthetic', () => state.synthetic.lease());
       while (counters.iteration < config.iterations) {
         options.signal?.throwIfAborted();
         const started = performance.now();
         const batch = curriculum.sampleBatch(config.tasksPerIteration, state.random);
         const update = await synthetic.step({ tasks: batch, ...signal });
-        const rollouts = synthetic.lastRollouts.map((scored) => scored.rollout);
+        const rollouts = synthetic.lastCollected;
         counters.syntheticTransitions += update.steps;
         if (config.replayWriteBack) await this.addExperience(rollouts, 'synthetic', counters);
         curriculum.observe(rewardGroups(rollouts), counters.iteration);
@@ -503,8 +400,7 @@ export class DreamGymLoop {
           counters.realTransitions = budget.spent;
           if (budget.spent === spentBefore) break;
           if (config.simToReal.addToBuffer) {
-            const rollouts = realTrainer.lastRollouts.map((scored) => scored.rollout);
-            await this.addExperience(rollouts, 'real', counters);
+            await this.addExperience(realTrainer.lastCollected, 'real', counters);
           }
           const isLast = budget.remaining === 0;
           await this.finishIteration(state, { phase: 'real', update, batch, isLast, started });
@@ -516,8 +412,47 @@ export class DreamGymLoop {
       await state.synthetic.closeAll();
       await real?.closeAll();
     }
-    const finalEvaluations = metrics.at(-1)?.evaluations ?? [];
-    return { policy, metrics, finalEvaluations };
+    if (metrics.length > 0) finalEvaluations = metrics.at(-1)!.evaluations;
+    return { policy, metrics, finalEvaluations, ...(warmStart ? { warmStart } : {}) };
+  }
+
+  private checkpointFolder(checkpoint: LoadedCheckpoint, part: string): string {
+    const folder = checkpoint.folder(part);
+    if (!folder) {
+      throw new CheckpointError(
+        `Checkpoint ${checkpoint.name} in ${this.runDirectory} has no ${part} folder; it was written by another version. Start a new --run-dir.`,
+        { path: this.runDirectory },
+      );
+    }
+    return folder;
+  }
+
+  /** Behaviour cloning on the demonstrations, recorded in `warm-start.json`. */
+  private async cloneDemonstrations(
+    random: SeededRandom,
+    options: { signal?: AbortSignal },
+  ): Promise<BehaviourCloningResult> {
+    const { components } = this;
+    const cloningConfig = this.config.warmStart.behaviourCloning!;
+    this.log('warm start: behaviour cloning on the offline trajectories...');
+    const result = await cloneBehaviour({
+      policy: components.policy,
+      trajectories: components.demonstrations ?? [],
+      candidateActions: (observation: Observation, history: readonly Step[]) =>
+        components.adapter.candidateActions(observation, history),
+      config: cloningConfig,
+      random,
+      onEpoch: (epoch) =>
+        this.log(
+          `behaviour cloning epoch ${epoch.epoch}: train NLL ${epoch.trainNegativeLogLikelihood.toFixed(3)}, held-out NLL ${epoch.heldOutNegativeLogLikelihood.toFixed(3)}`,
+        ),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    this.log(
+      `warm start: kept epoch ${result.bestEpoch}, held-out NLL ${result.initialHeldOutNegativeLogLikelihood.toFixed(3)} -> ${result.bestHeldOutNegativeLogLikelihood.toFixed(3)} (${result.trainSamples} demonstrated steps)`,
+    );
+    await writeFileAtomic(this.files.warmStart, `${JSON.stringify(result, null, 2)}\n`);
+    return result;
   }
 
   private createSyntheticEnvironment(): Environment {
@@ -547,10 +482,8 @@ export class DreamGymLoop {
       environmentFactory,
       tasks: components.seedTasks,
       random,
-      candidateActions: (
-        observation: Parameters<DomainAdapter['candidateActions']>[0],
-        history: Parameters<DomainAdapter['candidateActions']>[1],
-      ) => components.adapter.candidateActions(observation, history),
+      candidateActions: (observation: Observation, history: readonly Step[]) =>
+        components.adapter.candidateActions(observation, history),
       maxSteps: config.maxSteps,
       concurrency: phase === 'synthetic' ? config.concurrency : config.realConcurrency,
       rolloutsPerTask:
@@ -592,55 +525,80 @@ export class DreamGymLoop {
       }).map((transition) => ({ ...transition, policyVersion: counters.iteration })),
     );
     if (transitions.length === 0) return;
-    const lines = transitions.map((transition) =>
-      JSON.stringify({ iteration: counters.iteration, transition }),
-    );
-    await writeFile(this.files.experience, `${lines.join('\n')}\n`, { flag: 'a' });
+    await appendExperience(this.files.experience, counters.iteration, transitions);
     counters.experienceLines += transitions.length;
     await this.components.replayBuffer.add(transitions);
   }
 
-  /** Re-adds the experience log to a fresh buffer, one iteration's batch at a time (as first added). */
-  private async replayExperience(): Promise<void> {
-    let batch: Transition[] = [];
-    let batchIteration: number | undefined;
-    for await (const line of readJsonl(this.files.experience, ExperienceLineSchema)) {
-      if (batchIteration !== undefined && line.iteration !== batchIteration) {
-        await this.components.replayBuffer.add(batch);
-        batch = [];
-      }
-      batchIteration = line.iteration;
-      batch.push(line.transition);
-    }
-    if (batch.length > 0) await this.components.replayBuffer.add(batch);
-  }
-
-  private async evaluateIfDue(state: RunState, isLast: boolean): Promise<EvaluationMetrics[]> {
+  /** Every configured evaluation (environment x mode), and the synthetic-to-real gap. */
+  private async evaluate(state: RunState, iterationNumber: number): Promise<EvaluationMetrics[]> {
     const { config, components } = this;
     const { evaluation } = config;
     const tasks = components.evaluationTasks ?? [];
-    if (tasks.length === 0 || evaluation.environments.length === 0) return [];
-    const iterationNumber = state.counters.iteration + 1;
-    if (!isLast && (evaluation.every === 0 || iterationNumber % evaluation.every !== 0)) return [];
     const results: EvaluationMetrics[] = [];
+    if (tasks.length === 0) return results;
     for (const environment of evaluation.environments) {
-      const pool = environment === 'real' ? state.real! : state.synthetic;
-      const { metrics } = await evaluatePolicy({
-        policy: state.policy,
-        environmentFactory: () => pool.lease(),
-        environment,
-        tasks,
-        episodesPerTask: evaluation.episodesPerTask,
-        maxSteps: config.maxSteps,
-        greedy: evaluation.greedy,
-        concurrency: environment === 'real' ? config.realConcurrency : config.concurrency,
-        random: state.random.fork(`evaluation:${iterationNumber}`),
-        candidateActions: (observation, history) =>
-          components.adapter.candidateActions(observation, history),
-      });
-      results.push(metrics);
+      for (const mode of evaluation.modes) {
+        results.push(
+          await this.evaluateOn(state, environment, tasks, {
+            greedy: mode === 'greedy',
+            episodesPerTask: evaluation.episodesPerTask,
+            label: `evaluation:${iterationNumber}:${mode}`,
+          }),
+        );
+      }
     }
     return results;
+  }
+
+  private async evaluateOn(
+    state: RunState,
+    environment: 'synthetic' | 'real',
+    tasks: readonly Task[],
+    options: { greedy: boolean; episodesPerTask: number; label: string },
+  ): Promise<EvaluationMetrics> {
+    const { config, components } = this;
+    const pool = environment === 'real' ? state.real! : state.synthetic;
+    const { metrics } = await evaluatePolicy({
+      policy: state.policy,
+      environmentFactory: () => pool.lease(),
+      environment,
+      tasks,
+      episodesPerTask: options.episodesPerTask,
+      maxSteps: config.maxSteps,
+      greedy: options.greedy,
+      concurrency: environment === 'real' ? config.realConcurrency : config.concurrency,
+      random: state.random.fork(options.label),
+      candidateActions: (observation, history) =>
+        components.adapter.candidateActions(observation, history),
+    });
+    return metrics;
+  }
+
+  /** The same policy on the same training tasks in both environments (Theorem 1's gap). */
+  private async syntheticToRealGap(
+    state: RunState,
+    iterationNumber: number,
+  ): Promise<SyntheticToRealGap | undefined> {
+    const { gapTasks, modes } = this.config.evaluation;
+    if (gapTasks === 0 || !state.real) return undefined;
+    const tasks = state.random
+      .fork(`gap-tasks:${iterationNumber}`)
+      .shuffle([...this.components.seedTasks])
+      .slice(0, gapTasks);
+    const options = {
+      greedy: modes[0] === 'greedy',
+      episodesPerTask: 1,
+      label: `gap:${iterationNumber}`,
+    };
+    const synthetic = await this.evaluateOn(state, 'synthetic', tasks, options);
+    const real = await this.evaluateOn(state, 'real', tasks, options);
+    return {
+      tasks: tasks.length,
+      syntheticSuccessRate: synthetic.successRate,
+      realSuccessRate: real.successRate,
+      gap: synthetic.successRate - real.successRate,
+    };
   }
 
   /** Evaluates when due, records the iteration's metrics and advances the counters. */
@@ -656,7 +614,12 @@ export class DreamGymLoop {
   ): Promise<void> {
     const { counters, curriculum } = state;
     const { phase, update, batch, started } = iteration;
-    const evaluations = await this.evaluateIfDue(state, iteration.isLast);
+    const { evaluation } = this.config;
+    const iterationNumber = counters.iteration + 1;
+    const due =
+      iteration.isLast || (evaluation.every > 0 && iterationNumber % evaluation.every === 0);
+    const evaluations = due ? await this.evaluate(state, iterationNumber) : [];
+    const gap = due ? await this.syntheticToRealGap(state, iterationNumber) : undefined;
     const generatedInBatch = batch.filter((task) => task.origin === 'generated').length;
     const record = IterationMetricsSchema.parse({
       iteration: counters.iteration,
@@ -665,6 +628,8 @@ export class DreamGymLoop {
       successRate: update.successRate,
       meanReward: update.meanReward,
       meanSteps: update.meanEpisodeLength,
+      truncatedEpisodes: update.truncatedEpisodes,
+      budgetCutEpisodes: update.budgetCutEpisodes,
       poolSize: curriculum.pool.size,
       generatedTasks: curriculum.pool.generatedTasks().length,
       generatedShare: batch.length === 0 ? 0 : generatedInBatch / batch.length,
@@ -679,9 +644,11 @@ export class DreamGymLoop {
         clipFraction: update.clipFraction,
         gradNorm: update.gradNorm,
         meanAbsAdvantage: update.meanAbsAdvantage,
+        behaviourMismatch: update.behaviourMismatch,
         ...(update.valueLoss === undefined ? {} : { valueLoss: update.valueLoss }),
       },
       evaluations,
+      ...(gap ? { syntheticToRealGap: gap } : {}),
       seconds: (performance.now() - started) / 1000,
     });
     await writeFile(this.files.metrics, `${JSON.stringify(record)}\n`, { flag: 'a' });
@@ -697,16 +664,7 @@ export class DreamGymLoop {
   private async saveCheckpoint(state: RunState): Promise<void> {
     const { counters, random, policy, valueFunction, reference, curriculum } = state;
     counters.random = random.getState();
-    const policyState = policy.exportState();
-    const parts: Record<string, unknown> = {
-      counters,
-      'policy-header': policyState.header,
-      'policy-weights': bytesOf(policyState.weights),
-      'policy-adam-m': bytesOf(policyState.adamM),
-      'policy-adam-v': bytesOf(policyState.adamV),
-      curriculum: curriculum.toJSON(),
-    };
-    if (reference) parts['reference-weights'] = bytesOf(reference.weights);
+    const parts: Record<string, unknown> = { counters, curriculum: curriculum.toJSON() };
     if (valueFunction) {
       const { weights, adamM, adamV, ...header } = valueFunction.exportState();
       Object.assign(parts, {
@@ -716,14 +674,21 @@ export class DreamGymLoop {
         'value-adam-v': bytesOf(adamV),
       });
     }
-    await this.checkpoints.save(`iteration-${String(counters.iteration).padStart(6, '0')}`, parts);
+    await this.checkpoints.save(`iteration-${String(counters.iteration).padStart(6, '0')}`, parts, {
+      policy: (folder) => policy.saveState(folder),
+      ...(reference ? { reference: (folder: string) => reference.saveState(folder) } : {}),
+    });
   }
 }
 
-/** The policy of a run's latest checkpoint (for `dreamgym eval`). */
+/**
+ * Restores `policy` (built with the run's configuration) from a run's latest checkpoint, for
+ * `dreamgym eval`; returns the checkpoint's name.
+ */
 export async function loadRunPolicy(
   runDirectory: string,
-): Promise<{ policy: LinearSoftmaxPolicy; checkpoint: string }> {
+  policy: TrainablePolicy,
+): Promise<{ checkpoint: string }> {
   const checkpoint = await new CheckpointStore(join(runDirectory, 'checkpoints')).load();
   if (!checkpoint) {
     throw new CheckpointError(
@@ -731,5 +696,13 @@ export async function loadRunPolicy(
       { path: runDirectory },
     );
   }
-  return { policy: policyFromCheckpoint(checkpoint), checkpoint: checkpoint.name };
+  const folder = checkpoint.folder('policy');
+  if (!folder) {
+    throw new CheckpointError(
+      `Checkpoint ${checkpoint.name} in ${runDirectory} has no policy folder; it was written by another version.`,
+      { path: runDirectory },
+    );
+  }
+  await policy.loadState(folder);
+  return { checkpoint: checkpoint.name };
 }

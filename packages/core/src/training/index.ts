@@ -14,14 +14,27 @@ export {
   whiten,
 } from './advantages.js';
 export {
-  type DreamGymComponents,
+  type BehaviourCloningEpoch,
+  type BehaviourCloningOptions,
+  type BehaviourCloningResult,
+  cloneBehaviour,
+  demonstrationSamples,
+} from './behaviour-cloning.js';
+export {
+  type BehaviourCloningConfig,
+  BehaviourCloningConfigSchema,
+  createLinearSoftmaxPolicy,
   type DreamGymConfig,
   type DreamGymConfigInput,
   DreamGymConfigSchema,
+  parseDreamGymConfig,
+} from './dreamgym-config.js';
+export {
+  type DreamGymComponents,
   DreamGymLoop,
+  type DreamGymLoopOptions,
   type DreamGymResult,
   loadRunPolicy,
-  parseDreamGymConfig,
 } from './dreamgym-loop.js';
 export { EnvironmentPool } from './environment-pool.js';
 export {

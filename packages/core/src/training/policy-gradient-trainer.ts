@@ -1,26 +1,22 @@
 /**
  * The rollout-and-update path shared by {@link GrpoTrainer} and {@link PpoTrainer}: collect
- * groups of rollouts, score every step with an advantage estimator, then optimise the clipped
- * PPO objective (with KL to a frozen reference and an entropy bonus) for some epochs over
- * shuffled mini-batches of steps. The trainers differ only in the advantage estimator and
- * in fitting a value function.
+ * groups of rollouts, score every step with an advantage estimator, then hand the batch to
+ * the policy's own clipped policy-gradient update (`TrainablePolicy.update`: epochs over
+ * shuffled mini-batches, KL to a frozen reference, entropy bonus), wherever its gradient
+ * step runs. The trainers differ only in the advantage estimator, in which rollouts carry a
+ * learning signal, and in fitting a value function.
  */
 import { ConfigError } from '../errors.js';
 import type { Environment } from '../mdp/environment.js';
 import type { Observation, Step, Task } from '../mdp/schemas.js';
-import type { PolicySample, TrainablePolicy } from '../policy/policy.js';
+import type { PolicySample, PolicyUpdateMetrics, TrainablePolicy } from '../policy/policy.js';
 import type { SeededRandom } from '../random/seeded-random.js';
-import {
-  type PpoLossConfig,
-  type PpoLossOptions,
-  ppoStepLoss,
-  resolvePpoLossOptions,
-} from './ppo-loss.js';
+import { type PpoLossConfig, type PpoLossOptions, resolvePpoLossOptions } from './ppo-loss.js';
 import { type Rollout, RolloutCollector } from './rollout.js';
 
 /** Options shared by every policy-gradient trainer. */
 export interface PolicyGradientTrainerOptions {
-  /** The policy to train (the embedded {@link LinearSoftmaxPolicy}, or any `TrainablePolicy`). */
+  /** The policy to train: the embedded `LinearSoftmaxPolicy`, an LLM policy, any `TrainablePolicy`. */
   policy: TrainablePolicy;
   /** Creates one environment instance (real or synthetic); reused across iterations. */
   environmentFactory: () => Environment | Promise<Environment>;
@@ -49,8 +45,8 @@ export interface PolicyGradientTrainerOptions {
   /** Overrides the policy optimiser's learning rate. */
   learningRate?: number;
   /**
-   * The frozen reference of the KL term. Default: a snapshot of the policy when the trainer
-   * is created, taken only when `loss.klCoefficient > 0`.
+   * The frozen reference of the KL term. Default: a snapshot of the policy taken at the first
+   * iteration, when `loss.klCoefficient > 0`.
    */
   referencePolicy?: TrainablePolicy;
 }
@@ -63,8 +59,12 @@ export interface UpdateMetrics {
   steps: number;
   /** Mean episode reward (sum of step rewards) of the iteration's rollouts. */
   meanReward: number;
-  /** Share of the iteration's rollouts that succeeded. */
+  /** Share of the iteration's finished rollouts that succeeded (budget-cut episodes left out). */
   successRate: number;
+  /** Episodes a limit cut off (step cap or budget). */
+  truncatedEpisodes: number;
+  /** Episodes the sim-to-real budget cut mid-way: counted in neither success nor groups. */
+  budgetCutEpisodes: number;
   meanEpisodeLength: number;
   /** Mean over all mini-batch evaluations of the total loss, and its parts. */
   loss: number;
@@ -79,6 +79,8 @@ export interface UpdateMetrics {
   gradNorm: number;
   /** Mean absolute advantage of the iteration's steps. */
   meanAbsAdvantage: number;
+  /** Mean |log pi_behaviour - log pi_theta| before the update (0 for the embedded policy). */
+  behaviourMismatch: number;
   /** Mean squared error of the value function (PPO only). */
   valueLoss?: number;
   /** Seconds spent collecting rollouts, and updating. */
@@ -93,12 +95,11 @@ export interface TrainerStepOptions {
   signal?: AbortSignal;
 }
 
-/** One step of an iteration's batch, as the update sees it. */
+/** One step of an iteration's batch, with where it came from. */
 export interface TrainingSample {
   rolloutIndex: number;
   stepIndex: number;
   sample: PolicySample;
-  prepared: unknown;
 }
 
 /** An iteration's rollouts with the advantages of their steps, as the exporters take them. */
@@ -108,8 +109,8 @@ export interface ScoredRollout {
   advantages: number[];
   /** Return targets of each step, where the estimator has them (GAE). */
   returns?: number[];
-  /** log pi_old of each step under the weights that collected the rollout. */
-  oldLogprobs?: number[];
+  /** log pi_behaviour of each step: what the acting policy reported. */
+  behaviourLogprobs?: number[];
   /** log pi_ref of each step, when there is a KL reference. */
   referenceLogprobs?: number[];
 }
@@ -129,8 +130,8 @@ function positiveInteger(value: number | undefined, fallback: number, field: str
 }
 
 /** Flattens rollouts into per-step policy samples, in rollout then step order. */
-export function rolloutSamples(rollouts: readonly Rollout[]): Omit<TrainingSample, 'prepared'>[] {
-  const samples: Omit<TrainingSample, 'prepared'>[] = [];
+export function rolloutSamples(rollouts: readonly Rollout[]): TrainingSample[] {
+  const samples: TrainingSample[] = [];
   rollouts.forEach((rollout, rolloutIndex) => {
     const previousActions: string[] = [];
     rollout.steps.forEach((step, stepIndex) => {
@@ -143,6 +144,7 @@ export function rolloutSamples(rollouts: readonly Rollout[]): Omit<TrainingSampl
           previousActions: [...previousActions],
           candidates: step.candidates,
           action: step.action,
+          ...(step.policyInfo ? { decisionInfo: step.policyInfo } : {}),
         },
       });
       previousActions.push(step.action);
@@ -154,7 +156,7 @@ export function rolloutSamples(rollouts: readonly Rollout[]): Omit<TrainingSampl
 /** The shared rollout-and-update loop; subclasses supply the advantage estimator. */
 export abstract class PolicyGradientTrainer {
   readonly policy: TrainablePolicy;
-  readonly referencePolicy: TrainablePolicy | undefined;
+  private reference: TrainablePolicy | undefined;
   protected readonly random: SeededRandom;
   protected readonly lossConfig: PpoLossConfig;
   private readonly collector: RolloutCollector;
@@ -167,6 +169,7 @@ export abstract class PolicyGradientTrainer {
   private readonly learningRate: number | undefined;
   private iterations = 0;
   private latest: ScoredRollout[] = [];
+  private collected: Rollout[] = [];
 
   protected constructor(options: PolicyGradientTrainerOptions, defaultRolloutsPerTask: number) {
     if (options.tasks.length === 0)
@@ -191,9 +194,7 @@ export abstract class PolicyGradientTrainer {
         : positiveInteger(options.miniBatchSize, 1, 'miniBatchSize');
     this.maxGradNorm = options.maxGradNorm ?? 1;
     this.learningRate = options.learningRate;
-    this.referencePolicy =
-      options.referencePolicy ??
-      (this.lossConfig.klCoefficient > 0 ? options.policy.snapshot() : undefined);
+    this.reference = options.referencePolicy;
     this.collector = new RolloutCollector({
       environmentFactory: options.environmentFactory,
       maxSteps: options.maxSteps,
@@ -202,14 +203,32 @@ export abstract class PolicyGradientTrainer {
     });
   }
 
+  /** The frozen KL reference, once there is one. */
+  get referencePolicy(): TrainablePolicy | undefined {
+    return this.reference;
+  }
+
   /** Iterations completed. */
   get iteration(): number {
     return this.iterations;
   }
 
-  /** The last iteration's rollouts with their advantages (for the exporters). */
+  /** The last iteration's rollouts that carried a learning signal, with their advantages (for the exporters). */
   get lastRollouts(): readonly ScoredRollout[] {
     return this.latest;
+  }
+
+  /** Every rollout of the last iteration, budget-cut ones included (for the replay buffer). */
+  get lastCollected(): readonly Rollout[] {
+    return this.collected;
+  }
+
+  /**
+   * The rollouts that carry a learning signal. Default: every rollout but those the
+   * sim-to-real budget cut mid-way (incomplete: neither success nor failure).
+   */
+  protected rolloutsForUpdate(rollouts: readonly Rollout[]): Rollout[] {
+    return rollouts.filter((rollout) => !rollout.budgetExhausted);
   }
 
   /** Scores the steps of `rollouts` (batch order: rollout, then step). */
@@ -233,12 +252,15 @@ export abstract class PolicyGradientTrainer {
    */
   async step(options: TrainerStepOptions = {}): Promise<UpdateMetrics> {
     const { signal } = options;
+    if (this.lossConfig.klCoefficient > 0 && !this.reference) {
+      this.reference = await this.policy.snapshot();
+    }
     const rolloutStarted = performance.now();
     const tasks =
       options.tasks ?? this.random.shuffle([...this.tasks]).slice(0, this.tasksPerIteration);
     if (tasks.length === 0)
       throw new ConfigError('step() needs at least one task.', { field: 'tasks' });
-    const rollouts = await this.collector.collect({
+    const collected = await this.collector.collect({
       policy: this.policy,
       tasks,
       rolloutsPerTask: this.rolloutsPerTask,
@@ -246,67 +268,33 @@ export abstract class PolicyGradientTrainer {
       ...(signal ? { signal } : {}),
     });
     const updateStarted = performance.now();
-    const samples: TrainingSample[] = rolloutSamples(rollouts).map((entry) => ({
-      ...entry,
-      prepared: this.policy.prepare(entry.sample),
-    }));
+    const rollouts = this.rolloutsForUpdate(collected);
+    const samples = rolloutSamples(rollouts);
     const estimate = this.estimateAdvantages(rollouts, samples);
-    const oldLogprobs = samples.map((entry) => this.policy.evaluate(entry.prepared).logprob);
-    const referenceLogprobs = this.referencePolicy
-      ? samples.map((entry) => this.referencePolicy!.evaluate(entry.prepared).logprob)
+    const behaviourLogprobs = await this.behaviourLogprobs(rollouts, samples, signal);
+    const referenceLogprobs = this.reference
+      ? await this.reference.logprobs(
+          samples.map((entry) => entry.sample),
+          signal,
+        )
       : undefined;
-
-    const totals = {
-      loss: 0,
-      policyLoss: 0,
-      kl: 0,
-      entropy: 0,
-      clipped: 0,
-      evaluations: 0,
-      gradNorm: 0,
-      updates: 0,
-    };
-    const order = samples.map((_, index) => index);
-    const batchSize = this.miniBatchSize ?? Math.max(1, samples.length);
-    for (let epoch = 0; epoch < this.epochs && samples.length > 0; epoch += 1) {
-      this.random.shuffle(order);
-      for (let start = 0; start < order.length; start += batchSize) {
-        const batch = order.slice(start, start + batchSize);
-        this.policy.zeroGradient();
-        for (const index of batch) {
-          const entry = samples[index]!;
-          const { logprob, entropy } = this.policy.evaluate(entry.prepared);
-          const stepLoss = ppoStepLoss(
-            {
-              logprob,
-              oldLogprob: oldLogprobs[index]!,
-              ...(referenceLogprobs ? { referenceLogprob: referenceLogprobs[index]! } : {}),
-              advantage: estimate.advantages[index]!,
-              entropy,
-            },
-            this.lossConfig,
-          );
-          // Token-mean style aggregation: every step of the mini-batch weighs the same.
-          this.policy.accumulateGradient(
-            entry.prepared,
-            stepLoss.dLogprob / batch.length,
-            stepLoss.dEntropy / batch.length,
-          );
-          totals.loss += stepLoss.loss;
-          totals.policyLoss += stepLoss.policyLoss;
-          totals.kl += stepLoss.kl;
-          totals.entropy += stepLoss.entropy;
-          totals.clipped += stepLoss.clipped ? 1 : 0;
-          totals.evaluations += 1;
-        }
-        const { gradNorm } = this.policy.applyGradient({
-          ...(this.maxGradNorm === undefined ? {} : { maxGradNorm: this.maxGradNorm }),
-          ...(this.learningRate === undefined ? {} : { learningRate: this.learningRate }),
-        });
-        totals.gradNorm += gradNorm;
-        totals.updates += 1;
-      }
-    }
+    const update: PolicyUpdateMetrics = await this.policy.update(
+      {
+        samples: samples.map((entry) => entry.sample),
+        advantages: estimate.advantages,
+        behaviourLogprobs,
+        ...(referenceLogprobs ? { referenceLogprobs } : {}),
+      },
+      {
+        epochs: this.epochs,
+        ...(this.miniBatchSize === undefined ? {} : { miniBatchSize: this.miniBatchSize }),
+        loss: this.lossConfig,
+        ...(this.maxGradNorm === undefined ? {} : { maxGradNorm: this.maxGradNorm }),
+        ...(this.learningRate === undefined ? {} : { learningRate: this.learningRate }),
+        random: this.random,
+        ...(signal ? { signal } : {}),
+      },
+    );
     const extra = this.afterPolicyUpdate(samples, estimate);
     const updateEnded = performance.now();
 
@@ -319,29 +307,33 @@ export abstract class PolicyGradientTrainer {
         rollout,
         advantages: slice(estimate.advantages),
         ...(estimate.returns ? { returns: slice(estimate.returns) } : {}),
-        oldLogprobs: slice(oldLogprobs),
+        behaviourLogprobs: slice(behaviourLogprobs),
         ...(referenceLogprobs ? { referenceLogprobs: slice(referenceLogprobs) } : {}),
       };
       offset = end;
       return scored;
     });
+    this.collected = collected;
     this.iterations += 1;
-    const evaluations = Math.max(1, totals.evaluations);
+    const finished = collected.filter((rollout) => !rollout.budgetExhausted);
     const steps = samples.length;
     return {
       iteration: this.iterations,
-      episodes: rollouts.length,
-      steps,
-      meanReward: mean(rollouts.map((rollout) => rollout.totalReward)),
-      successRate: mean(rollouts.map((rollout) => (rollout.success ? 1 : 0))),
-      meanEpisodeLength: steps / Math.max(1, rollouts.length),
-      loss: totals.loss / evaluations,
-      policyLoss: totals.policyLoss / evaluations,
-      kl: totals.kl / evaluations,
-      entropy: totals.entropy / evaluations,
-      clipFraction: totals.clipped / evaluations,
-      gradNorm: totals.gradNorm / Math.max(1, totals.updates),
-      meanAbsAdvantage: mean(estimate.advantages.map(Math.abs)),
+      episodes: collected.length,
+      steps: collected.reduce((total, rollout) => total + rollout.steps.length, 0),
+      meanReward: mean(finished.map((rollout) => rollout.totalReward)),
+      successRate: mean(finished.map((rollout) => (rollout.success ? 1 : 0))),
+      truncatedEpisodes: collected.filter((rollout) => rollout.truncated).length,
+      budgetCutEpisodes: collected.length - finished.length,
+      meanEpisodeLength: mean(collected.map((rollout) => rollout.steps.length)),
+      loss: update.loss,
+      policyLoss: update.policyLoss,
+      kl: update.kl,
+      entropy: update.entropy,
+      clipFraction: update.clipFraction,
+      gradNorm: update.gradNorm,
+      meanAbsAdvantage: steps === 0 ? 0 : mean(estimate.advantages.map(Math.abs)),
+      behaviourMismatch: update.behaviourMismatch,
       rolloutSeconds: (updateStarted - rolloutStarted) / 1000,
       updateSeconds: (updateEnded - updateStarted) / 1000,
       ...extra,
@@ -366,6 +358,28 @@ export abstract class PolicyGradientTrainer {
   /** Closes the environment instances. */
   async close(): Promise<void> {
     await this.collector.close();
+  }
+
+  /**
+   * The log-probability each step's action had when it was taken, as the acting policy
+   * reported it; where it reported none, the policy's own before this update.
+   */
+  private async behaviourLogprobs(
+    rollouts: readonly Rollout[],
+    samples: readonly TrainingSample[],
+    signal: AbortSignal | undefined,
+  ): Promise<number[]> {
+    const reported = samples.map(
+      (entry) => rollouts[entry.rolloutIndex]!.steps[entry.stepIndex]!.logprob,
+    );
+    const missing = samples.filter((_, index) => reported[index] === undefined);
+    if (missing.length === 0) return reported as number[];
+    const computed = await this.policy.logprobs(
+      missing.map((entry) => entry.sample),
+      signal,
+    );
+    let next = 0;
+    return reported.map((value) => value ?? computed[next++]!);
   }
 }
 

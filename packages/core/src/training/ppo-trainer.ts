@@ -59,6 +59,11 @@ export class PpoTrainer extends PolicyGradientTrainer {
     this.normalizeAdvantages = options.normalizeAdvantages ?? true;
   }
 
+  /** Every rollout: one the budget cut still teaches the critic-based update, by bootstrapping. */
+  protected override rolloutsForUpdate(rollouts: readonly Rollout[]): Rollout[] {
+    return [...rollouts];
+  }
+
   protected estimateAdvantages(
     rollouts: readonly Rollout[],
     samples: readonly TrainingSample[],
@@ -74,7 +79,8 @@ export class PpoTrainer extends PolicyGradientTrainer {
       const values = this.features
         .slice(offset, offset + count)
         .map((features) => this.valueFunction.predict(features));
-      // An episode the collector cut off bootstraps from V(s_T); one the environment ended does not.
+      // An episode a limit cut (step cap, budget) bootstraps from V(s_T); one the task ended
+      // does not (Gymnasium's truncated / terminated).
       const lastValue = rollout.truncated
         ? this.valueFunction.predict(
             this.valueFunction.features(
@@ -87,7 +93,7 @@ export class PpoTrainer extends PolicyGradientTrainer {
       const estimate = gaeAdvantages({
         rewards: rollout.steps.map((step) => step.reward),
         values,
-        dones: rollout.steps.map((step) => step.done),
+        dones: rollout.steps.map((step) => step.done && !step.truncated),
         lastValue,
         gamma: this.gamma,
         lambda: this.lambda,

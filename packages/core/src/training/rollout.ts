@@ -4,7 +4,7 @@
  * what a trainer needs (observation, candidates, action, log-probability, reward, done,
  * timing).
  */
-import { ConfigError, EnvironmentError } from '../errors.js';
+import { BudgetExhaustedError, ConfigError, EnvironmentError } from '../errors.js';
 import type { Environment } from '../mdp/environment.js';
 import type { ExperienceSource, Observation, Step, Task, Trajectory } from '../mdp/schemas.js';
 import { candidateActionsOf, type Policy } from '../policy/policy.js';
@@ -58,9 +58,14 @@ export interface Rollout {
   totalReward: number;
   /**
    * A limit, not the task, ended the episode: the collector's `maxSteps`, or the
-   * environment's own cap or budget (`StepResult.truncated`).
+   * environment's own cap (`StepResult.truncated`), or the sim-to-real budget.
    */
   truncated: boolean;
+  /**
+   * The sim-to-real budget ran out mid-episode (`BudgetExhaustedError`): the episode is
+   * incomplete, so it counts neither as a success nor as a failure.
+   */
+  budgetExhausted: boolean;
   /** Seconds from reset to the last step. */
   seconds: number;
 }
@@ -185,6 +190,7 @@ export class RolloutCollector {
     const history: Step[] = [];
     let success = false;
     let done = false;
+    let budgetExhausted = false;
     while (!done && steps.length < this.options.maxSteps) {
       const candidates = [
         ...candidateActionsOf(
@@ -204,7 +210,14 @@ export class RolloutCollector {
         ...(options.signal ? { signal: options.signal } : {}),
       });
       const stepStarted = performance.now();
-      const result = await environment.step(decision.action);
+      let result: Awaited<ReturnType<Environment['step']>>;
+      try {
+        result = await environment.step(decision.action);
+      } catch (error) {
+        if (!BudgetExhaustedError.isInstance(error)) throw error;
+        budgetExhausted = true;
+        break;
+      }
       const stepEnded = performance.now();
       const penalty = decision.rewardPenalty ?? 0;
       const reward = result.reward + penalty;
@@ -248,6 +261,7 @@ export class RolloutCollector {
       success,
       totalReward: steps.reduce((total, step) => total + step.reward, 0),
       truncated: !done || last?.truncated === true,
+      budgetExhausted,
       seconds: (performance.now() - started) / 1000,
     };
   }
@@ -302,6 +316,7 @@ export function rolloutToTrajectory(
       groupId: rollout.groupId,
       indexInGroup: rollout.indexInGroup,
       truncated: rollout.truncated,
+      budgetExhausted: rollout.budgetExhausted,
     },
   };
 }

@@ -1,10 +1,11 @@
 /**
  * Sim-to-real (S2R): after the synthetic phase, training continues in the real environment
  * until a budget of real transitions is spent. The budget is counted exactly: every real
- * `step` spends one transition, and once the budget is gone episodes end (truncated)
- * without touching the real environment again.
+ * `step` spends one transition, and once the budget is gone `step` throws a
+ * `BudgetExhaustedError` without touching the real environment again: rollout collection
+ * ends that episode as cut by the budget.
  */
-import { ConfigError } from '../errors.js';
+import { BudgetExhaustedError, ConfigError } from '../errors.js';
 import type { Environment } from '../mdp/environment.js';
 import type { Observation, StepResult, Task } from '../mdp/schemas.js';
 
@@ -45,35 +46,25 @@ export class RealTransitionBudget {
 
 /**
  * Wraps a real environment so each `step` spends one transition of `budget`. When the budget
- * is exhausted, `step` ends the episode (`done` and `truncated`, reward 0,
- * `info.budgetExhausted`) with the last observation, without calling the real environment.
+ * is exhausted, `step` throws a `BudgetExhaustedError` without calling the real environment.
  */
 export class BudgetedEnvironment implements Environment {
-  private lastObservation: Observation | undefined;
-
   constructor(
     private readonly inner: Environment,
     private readonly budget: RealTransitionBudget,
   ) {}
 
-  async reset(task: Task): Promise<Observation> {
-    this.lastObservation = await this.inner.reset(task);
-    return this.lastObservation;
+  reset(task: Task): Promise<Observation> {
+    return this.inner.reset(task);
   }
 
   async step(action: string): Promise<StepResult> {
-    if (this.lastObservation !== undefined && !this.budget.take()) {
-      return {
-        observation: this.lastObservation,
-        reward: 0,
-        done: true,
-        truncated: true,
-        info: { budgetExhausted: true, success: false },
-      };
+    if (!this.budget.take()) {
+      throw new BudgetExhaustedError(
+        `The real-transition budget of ${this.budget.total} is spent; "${action}" was not sent to the real environment.`,
+      );
     }
-    const result = await this.inner.step(action);
-    this.lastObservation = result.observation;
-    return result;
+    return this.inner.step(action);
   }
 
   close(): Promise<void> {
