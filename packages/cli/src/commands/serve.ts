@@ -235,12 +235,14 @@ function serveSettings(values: FlagValues, file: Record<string, unknown>, io: Co
   return { config, setup, server };
 }
 
-function experienceModel(
+/**
+ * The experience model the flags ask for, checked before any data is loaded: a builder
+ * that gets the adapter and the embedded default.
+ */
+function experienceModelChoice(
   values: FlagValues,
-  adapter: DomainAdapter,
-  fallback: ExperienceModel,
   io: CommandIo,
-): ExperienceModel {
+): (adapter: DomainAdapter, embedded: ExperienceModel) => ExperienceModel {
   const kind = (values.experience as string | undefined) ?? 'embedded';
   if (kind === 'embedded') {
     for (const flag of ['base-url', 'model', 'api-key-env']) {
@@ -251,7 +253,7 @@ function experienceModel(
         );
       }
     }
-    return fallback;
+    return (_adapter, embedded) => embedded;
   }
   if (kind !== 'openai') {
     fail(`--experience must be embedded or openai, got "${kind}".`, '--experience');
@@ -270,10 +272,13 @@ function experienceModel(
     apiKey = io.env[keyVariable];
     if (!apiKey) fail(`--api-key-env ${keyVariable}: that variable is not set.`, '--api-key-env');
   }
-  return new ReasoningExperienceModel({
-    chat: new OpenAICompatibleChatModel({ baseURL, model, ...(apiKey ? { apiKey } : {}) }),
-    environmentDescription: adapter.prompts.environmentDescription,
-  });
+  // Validates the URL and model now (a ConfigError naming the field), not after loading data.
+  const chat = new OpenAICompatibleChatModel({ baseURL, model, ...(apiKey ? { apiKey } : {}) });
+  return (adapter) =>
+    new ReasoningExperienceModel({
+      chat,
+      environmentDescription: adapter.prompts.environmentDescription,
+    });
 }
 
 async function serve(args: string[], io: CommandIo): Promise<number> {
@@ -306,6 +311,7 @@ async function serve(args: string[], io: CommandIo): Promise<number> {
     fileSettings = await readJsonFile(resolve(io.cwd, values.config as string), '--config');
   }
   const { config, setup, server } = serveSettings(values, fileSettings, io);
+  const chooseModel = values.real ? undefined : experienceModelChoice(values, io);
   const serverPackage = await loadServerPackage();
   const logger = serverPackage.createJsonLogger({
     write: (line) => io.stderr.write(line),
@@ -313,9 +319,7 @@ async function serve(args: string[], io: CommandIo): Promise<number> {
   });
   const log = (message: string) => io.stderr.write(`${message}\n`);
   const domain = await setUpDomain(setup, log);
-  const model = values.real
-    ? undefined
-    : experienceModel(values, domain.adapter, domain.experienceModel, io);
+  const model = chooseModel?.(domain.adapter, domain.experienceModel);
   await mkdir(runDirectory, { recursive: true });
   const served = await serverPackage.serveDreamGym({
     adapter: domain.adapter,

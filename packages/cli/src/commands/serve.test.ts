@@ -1,0 +1,175 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { type CommandIo, runCli } from '../cli.js';
+
+const repository = resolve(import.meta.dirname, '../../../..');
+
+function dataRoot(): string {
+  const root = process.env.DREAMGYM_DATA_DIR;
+  if (!root || !existsSync(join(root, 'alfworld'))) {
+    throw new Error(
+      'Set DREAMGYM_DATA_DIR to the shared data folder (it must hold alfworld/); CI uses ../shared/data.',
+    );
+  }
+  return resolve(root);
+}
+
+function capture(): CommandIo & { out: () => string; err: () => string } {
+  let out = '';
+  let err = '';
+  return {
+    stdout: { write: (text: string) => (out += text) },
+    stderr: { write: (text: string) => (err += text) },
+    env: {},
+    cwd: process.cwd(),
+    out: () => out,
+    err: () => err,
+  };
+}
+
+let directory: string;
+beforeAll(async () => {
+  directory = await mkdtemp(join(tmpdir(), 'dreamgym-serve-cli-'));
+});
+afterAll(async () => {
+  await rm(directory, { recursive: true, force: true });
+});
+
+describe('dreamgym serve flags', () => {
+  it('prints its usage', async () => {
+    const io = capture();
+    expect(await runCli(['serve', '--help'], io)).toBe(0);
+    expect(io.out()).toMatch(/--experience embedded\|openai/);
+    expect(io.out()).toMatch(/--real /);
+    const all = capture();
+    await runCli(['--help'], all);
+    expect(all.out()).toMatch(/serve +serve a domain over the OpenEnv protocol/);
+  });
+
+  it.each([
+    [['serve'], /--domain is required/],
+    [
+      ['serve', '--domain', 'alfworld', '--experience', 'magic'],
+      /--experience must be embedded or openai/,
+    ],
+    [
+      ['serve', '--domain', 'alfworld', '--experience', 'openai'],
+      /--experience openai needs --base-url/,
+    ],
+    [['serve', '--domain', 'alfworld', '--model', 'm'], /--model is for --experience openai/],
+    [
+      ['serve', '--domain', 'alfworld', '--real', '--experience', 'embedded'],
+      /--real .* no --experience/,
+    ],
+    [['serve', '--domain', 'alfworld', '--log-level', 'loud'], /--log-level must be/],
+    [['serve', '--domain', 'alfworld', '--port', 'eighty'], /--port must be an integer/],
+    [['serve', '--domain', 'alfworld', '--session-timeout=-1'], /--session-timeout must be >= 0/],
+    [['serve', '--domain', 'alfworld', '--data', '/nonexistent'], /does not exist/],
+  ])('refuses %j', async (args, message) => {
+    const io = capture();
+    io.env = { DREAMGYM_DATA_DIR: dataRoot() };
+    expect(await runCli(args, io)).toBe(2);
+    expect(io.err()).toMatch(message);
+  });
+});
+
+/** Starts `dreamgym serve` from the sources; resolves with its URL once it listens. */
+function startServe(
+  args: string[],
+): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+  const child = spawn(
+    join(repository, 'node_modules', '.bin', 'tsx'),
+    [join(repository, 'packages', 'cli', 'src', 'bin.ts'), 'serve', ...args],
+    { cwd: repository, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (chunk) => (err += chunk));
+  return new Promise((resolveStart, reject) => {
+    child.stdout!.on('data', (chunk) => {
+      out += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match) resolveStart({ child, url: match[1]!, output: () => out + err });
+    });
+    child.on('exit', (code) =>
+      reject(new Error(`dreamgym serve exited with ${code}:\n${out}\n${err}`)),
+    );
+  });
+}
+
+function stop(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolveExit) => {
+    child.once('exit', (code) => resolveExit(code));
+    child.kill('SIGTERM');
+  });
+}
+
+async function playEpisode(url: string): Promise<number> {
+  const socket = new WebSocket(`${url.replace(/^http/, 'ws')}/ws`);
+  await new Promise((resolveOpen) => socket.once('open', resolveOpen));
+  const request = (message: unknown) =>
+    new Promise<{ data: { done: boolean; observation: { actions: string[] } } }>((resolveReply) => {
+      socket.once('message', (data) => resolveReply(JSON.parse(data.toString())));
+      socket.send(JSON.stringify(message));
+    });
+  let reply = await request({ type: 'reset', data: {} });
+  let steps = 0;
+  while (!reply.data.done) {
+    reply = await request({ type: 'step', data: { action: reply.data.observation.actions[0] } });
+    steps += 1;
+  }
+  socket.close();
+  return steps;
+}
+
+describe('dreamgym serve', () => {
+  it('serves ALFWorld, checkpoints on SIGTERM and resumes the run', async () => {
+    const runDirectory = join(directory, 'run');
+    const args = [
+      '--domain',
+      'alfworld',
+      '--data',
+      join(dataRoot(), 'alfworld'),
+      '--port',
+      '0',
+      '--run-dir',
+      runDirectory,
+      '--offline-limit',
+      '200',
+      '--train-tasks',
+      '8',
+      '--max-steps',
+      '6',
+      '--tasks-per-iteration',
+      '1',
+      '--rollouts-per-task',
+      '2',
+    ];
+    const first = await startServe(args);
+    expect(await playEpisode(first.url)).toBeLessThanOrEqual(6);
+    expect(await playEpisode(first.url)).toBeLessThanOrEqual(6);
+    expect(await stop(first.child)).toBe(0);
+    expect(first.output()).toMatch(/stopped; resume with --resume/);
+    expect(first.output()).toMatch(/"event":"run.closed"/);
+    expect(await readdir(join(runDirectory, 'checkpoints'))).toContain('LATEST');
+
+    // The run folder is taken without --resume.
+    await expect(startServe(args)).rejects.toThrow(/already holds a served run/);
+
+    const second = await startServe([...args, '--resume']);
+    const status = (await (await fetch(`${second.url}/dreamgym/status`)).json()) as {
+      iteration: number;
+      episodes: { finished: number };
+      buffer: { bySource: { synthetic: number } };
+    };
+    expect(status.episodes.finished).toBe(2);
+    expect(status.iteration).toBe(1);
+    expect(status.buffer.bySource.synthetic).toBeGreaterThan(0);
+    expect(await stop(second.child)).toBe(0);
+  }, 120_000);
+});
