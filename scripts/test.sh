@@ -5,10 +5,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit 1
 
-if [ -n "${DREAMGYM_DATA_DIR:-}" ]; then
-  DREAMGYM_DATA_DIR=$(realpath -m "$DREAMGYM_DATA_DIR")
-  export DREAMGYM_DATA_DIR
-fi
+# The shared benchmark data beside the checkout, unless the caller points elsewhere.
+DREAMGYM_DATA_DIR=$(realpath -m "${DREAMGYM_DATA_DIR:-../shared/data}")
+export DREAMGYM_DATA_DIR
 export TURBO_TELEMETRY_DISABLED=1 DO_NOT_TRACK=1
 
 reports=.test-reports

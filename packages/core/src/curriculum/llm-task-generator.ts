@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { DomainAdapter } from '../adapter.js';
-import { ModelOutputError } from '../errors.js';
+import { ConfigError, ModelOutputError } from '../errors.js';
 import { type Task, TaskSchema } from '../mdp/schemas.js';
 import type { ChatMessage, ChatModel } from '../models/chat-model.js';
 import type { EmbeddingModel } from '../models/embedding-model.js';
@@ -141,11 +141,14 @@ export class LlmTaskGenerator implements TaskGenerator {
     this.minLength = options.minLength ?? 10;
     this.maxLength = options.maxLength ?? 600;
     if (!(Number.isInteger(this.minLength) && this.minLength >= 1)) {
-      throw new RangeError(`minLength must be a positive integer, got ${options.minLength}.`);
+      throw new ConfigError(`minLength must be a positive integer, got ${options.minLength}.`, {
+        field: 'minLength',
+      });
     }
     if (!(Number.isInteger(this.maxLength) && this.maxLength >= this.minLength)) {
-      throw new RangeError(
+      throw new ConfigError(
         `maxLength must be an integer >= minLength (${this.minLength}), got ${options.maxLength}.`,
+        { field: 'maxLength' },
       );
     }
     this.validate = options.validate;

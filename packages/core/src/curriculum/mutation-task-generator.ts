@@ -42,7 +42,9 @@ export class MutationTaskGenerator implements TaskGenerator {
     this.deduplicator = new TaskDeduplicator(options);
     this.maxRounds = options.maxRounds ?? 4;
     if (!Number.isInteger(this.maxRounds) || this.maxRounds < 1) {
-      throw new RangeError(`maxRounds must be a positive integer, got ${options.maxRounds}.`);
+      throw new ConfigError(`maxRounds must be a positive integer, got ${options.maxRounds}.`, {
+        field: 'maxRounds',
+      });
     }
   }
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../errors.js';
 import type { Task } from '../mdp/schemas.js';
 import type { EmbeddingModel } from '../models/embedding-model.js';
 import { HashingEmbedder } from '../models/hashing-embedder.js';
@@ -41,8 +42,8 @@ describe('TaskDeduplicator (exact duplicates)', () => {
   });
 
   it('checks its threshold', () => {
-    expect(() => new TaskDeduplicator({ similarityThreshold: 0 })).toThrow(RangeError);
-    expect(() => new TaskDeduplicator({ similarityThreshold: 1.01 })).toThrow(RangeError);
+    expect(() => new TaskDeduplicator({ similarityThreshold: 0 })).toThrow(ConfigError);
+    expect(() => new TaskDeduplicator({ similarityThreshold: 1.01 })).toThrow(ConfigError);
     expect(new TaskDeduplicator({ similarityThreshold: 1 }).similarityThreshold).toBe(1);
   });
 });

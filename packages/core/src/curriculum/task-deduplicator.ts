@@ -3,7 +3,7 @@
  * near-duplicates by cosine similarity of instruction embeddings, against the pool and
  * against the other new candidates.
  */
-import { ModelError } from '../errors.js';
+import { ConfigError, ModelError } from '../errors.js';
 import type { Task } from '../mdp/schemas.js';
 import type { EmbeddingModel } from '../models/embedding-model.js';
 import type { TaskRejection } from './task-generator.js';
@@ -76,7 +76,9 @@ export class TaskDeduplicator {
   constructor(options: TaskDeduplicatorOptions = {}) {
     const threshold = options.similarityThreshold ?? DEFAULT_SIMILARITY_THRESHOLD;
     if (!(threshold > 0 && threshold <= 1)) {
-      throw new RangeError(`similarityThreshold must be in (0, 1], got ${threshold}.`);
+      throw new ConfigError(`similarityThreshold must be in (0, 1], got ${threshold}.`, {
+        field: 'similarityThreshold',
+      });
     }
     this.similarityThreshold = threshold;
     this.embedder = options.embedder;

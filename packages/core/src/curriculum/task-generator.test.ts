@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { InvalidArgumentError } from '../errors.js';
 import { splitCount, uniqueTaskId } from './task-generator.js';
 
 describe('splitCount', () => {
@@ -8,8 +9,8 @@ describe('splitCount', () => {
     expect(splitCount(2, 4)).toEqual([1, 1, 0, 0]);
     expect(splitCount(0, 2)).toEqual([0, 0]);
     expect(splitCount(3, 0)).toEqual([]);
-    expect(() => splitCount(-1, 2)).toThrow(RangeError);
-    expect(() => splitCount(2, 1.5)).toThrow(RangeError);
+    expect(() => splitCount(-1, 2)).toThrow(InvalidArgumentError);
+    expect(() => splitCount(2, 1.5)).toThrow(InvalidArgumentError);
   });
 });
 

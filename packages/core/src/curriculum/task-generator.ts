@@ -3,6 +3,8 @@
  * `LlmTaskGenerator` (the paper's LLM-based generator) and `MutationTaskGenerator` (the
  * embedded default, over the adapter's `mutateTask`).
  */
+
+import { InvalidArgumentError } from '../errors.js';
 import type { Task } from '../mdp/schemas.js';
 import type { SeededRandom } from '../random/seeded-random.js';
 
@@ -72,11 +74,15 @@ export interface TaskGenerator {
  */
 export function splitCount(count: number, parts: number): number[] {
   if (!Number.isInteger(count) || count < 0) {
-    throw new RangeError(`splitCount() needs a non-negative integer count, got ${count}.`);
+    throw new InvalidArgumentError(
+      `splitCount() needs a non-negative integer count, got ${count}.`,
+      { argument: 'count' },
+    );
   }
   if (!Number.isInteger(parts) || parts < 0) {
-    throw new RangeError(
+    throw new InvalidArgumentError(
       `splitCount() needs a non-negative integer number of parts, got ${parts}.`,
+      { argument: 'parts' },
     );
   }
   if (parts === 0) return [];

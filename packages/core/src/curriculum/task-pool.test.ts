@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CheckpointError, ConfigError } from '../errors.js';
+import { CheckpointError, ConfigError, InvalidArgumentError } from '../errors.js';
 import type { Task } from '../mdp/schemas.js';
 import { SeededRandom } from '../random/seeded-random.js';
 import { corridorTask } from '../testing/corridor-domain.js';
@@ -54,10 +54,10 @@ describe('batchComposition', () => {
   });
 
   it('rejects a bad size or lambda', () => {
-    expect(() => batchComposition(-1, 0.3, 1)).toThrow(RangeError);
-    expect(() => batchComposition(2.5, 0.3, 1)).toThrow(RangeError);
+    expect(() => batchComposition(-1, 0.3, 1)).toThrow(InvalidArgumentError);
+    expect(() => batchComposition(2.5, 0.3, 1)).toThrow(InvalidArgumentError);
     expect(() => batchComposition(4, 1.2, 1)).toThrow(/lambda must be in \[0, 1\]/);
-    expect(() => batchComposition(4, Number.NaN, 1)).toThrow(RangeError);
+    expect(() => batchComposition(4, Number.NaN, 1)).toThrow(ConfigError);
   });
 });
 

@@ -5,7 +5,7 @@
  * tasks by `lambda`.
  */
 import { z } from 'zod';
-import { CheckpointError, ConfigError } from '../errors.js';
+import { CheckpointError, ConfigError, InvalidArgumentError } from '../errors.js';
 import { formatFieldPath } from '../mdp/jsonl.js';
 import { type Task, type TaskInput, TaskSchema } from '../mdp/schemas.js';
 import type { SeededRandom } from '../random/seeded-random.js';
@@ -55,10 +55,14 @@ export function batchComposition(
   availableGenerated: number,
 ): BatchComposition {
   if (!Number.isInteger(size) || size < 0) {
-    throw new RangeError(`Batch size must be a non-negative integer, got ${size}.`);
+    throw new InvalidArgumentError(`Batch size must be a non-negative integer, got ${size}.`, {
+      argument: 'size',
+    });
   }
   if (!(lambda >= 0 && lambda <= 1)) {
-    throw new RangeError(`lambda must be in [0, 1], got ${lambda}.`);
+    throw new ConfigError(`lambda must be in [0, 1], got ${lambda}.`, {
+      field: 'curriculum.lambda',
+    });
   }
   const generated = Math.min(Math.floor(lambda * size + 1e-9), availableGenerated);
   return { seed: size - generated, generated };

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { InvalidArgumentError } from '../errors.js';
 import { selectTasksToExpand } from './task-selection.js';
 
 const candidate = (taskId: string, variance: number, timesExpanded = 0) => ({
@@ -40,8 +41,8 @@ describe('selectTasksToExpand', () => {
       'b',
     ]);
     expect(selectTasksToExpand(candidates, 0)).toEqual([]);
-    expect(() => selectTasksToExpand(candidates, -1)).toThrow(RangeError);
-    expect(() => selectTasksToExpand(candidates, 1.5)).toThrow(RangeError);
+    expect(() => selectTasksToExpand(candidates, -1)).toThrow(InvalidArgumentError);
+    expect(() => selectTasksToExpand(candidates, 1.5)).toThrow(InvalidArgumentError);
   });
 
   it('does not reorder its input', () => {

@@ -2,6 +2,8 @@
  * Selection of the tasks to expand: those whose rollouts disagree (non-zero reward
  * variance), most informative first.
  */
+
+import { InvalidArgumentError } from '../errors.js';
 import type { TaskValue } from './task-value.js';
 
 /** A task value with how often the task was already expanded, for tie-breaking. */
@@ -37,7 +39,10 @@ export function selectTasksToExpand<C extends ExpansionCandidate>(
   options: TaskSelectionOptions = {},
 ): C[] {
   if (!Number.isInteger(m) || m < 0) {
-    throw new RangeError(`selectTasksToExpand() needs a non-negative integer m, got ${m}.`);
+    throw new InvalidArgumentError(
+      `selectTasksToExpand() needs a non-negative integer m, got ${m}.`,
+      { argument: 'm' },
+    );
   }
   const minVariance = options.minVariance ?? 0;
   return candidates

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../errors.js';
+import { ConfigError, InvalidArgumentError } from '../errors.js';
 import { corridorTask } from '../testing/corridor-domain.js';
 import { rewardVariance, rolloutGroupsFromTrajectories, taskValues } from './task-value.js';
 
@@ -32,7 +32,7 @@ describe('rewardVariance (paper Eq. 7)', () => {
   it('rejects an empty group and non-finite rewards', () => {
     expect(() => rewardVariance([])).toThrow(/at least one reward/);
     expect(() => rewardVariance([1, Number.NaN])).toThrow(/non-finite reward \(NaN\)/);
-    expect(() => rewardVariance([Number.POSITIVE_INFINITY])).toThrow(RangeError);
+    expect(() => rewardVariance([Number.POSITIVE_INFINITY])).toThrow(InvalidArgumentError);
   });
 });
 

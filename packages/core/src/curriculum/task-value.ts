@@ -5,7 +5,7 @@
  * carry the most learning signal for group-relative RL. With outcome rewards in {0, 1}
  * and success rate p the value is p(1 - p).
  */
-import { ConfigError } from '../errors.js';
+import { ConfigError, InvalidArgumentError } from '../errors.js';
 import type { Step, Task } from '../mdp/schemas.js';
 
 /** The rewards of a group of rollouts of one task (one reward per rollout: its return). */
@@ -29,16 +29,22 @@ export interface TaskValue {
 /**
  * Population variance `1/n * sum_i (r_i - mean(r))^2` of `rewards` (paper Eq. 7).
  * Exactly 0 when all rewards are equal, so float rounding never makes a solved task
- * look informative. Throws a `RangeError` on an empty group or a non-finite reward.
+ * look informative. Throws an `InvalidArgumentError` on an empty group or a non-finite reward.
  */
 export function rewardVariance(rewards: readonly number[]): number {
-  if (rewards.length === 0) throw new RangeError('rewardVariance() needs at least one reward.');
+  if (rewards.length === 0) {
+    throw new InvalidArgumentError('rewardVariance() needs at least one reward.', {
+      argument: 'rewards',
+    });
+  }
   let sum = 0;
   let min = Number.POSITIVE_INFINITY;
   let max = Number.NEGATIVE_INFINITY;
   for (const reward of rewards) {
     if (!Number.isFinite(reward)) {
-      throw new RangeError(`rewardVariance() got a non-finite reward (${reward}).`);
+      throw new InvalidArgumentError(`rewardVariance() got a non-finite reward (${reward}).`, {
+        argument: 'rewards',
+      });
     }
     sum += reward;
     min = Math.min(min, reward);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../errors.js';
+import { ConfigError, InvalidArgumentError } from '../errors.js';
 import { HashingEmbedder, mix32 } from './hashing-embedder.js';
 
 function dot(a: Float32Array, b: Float32Array): number {
@@ -83,7 +83,7 @@ describe('HashingEmbedder', () => {
     const target = new Float32Array(32).fill(9);
     embedder.embedInto('go to shelf 1', target);
     expect([...target]).toEqual([...embedder.embedOne('go to shelf 1')]);
-    expect(() => embedder.embedInto('x', new Float32Array(8))).toThrow(RangeError);
+    expect(() => embedder.embedInto('x', new Float32Array(8))).toThrow(InvalidArgumentError);
   });
 
   it('mix32 matches the murmur3 finaliser on known values', () => {

@@ -7,7 +7,7 @@
  * re-embedding.
  */
 import { z } from 'zod';
-import { ConfigError } from '../errors.js';
+import { ConfigError, InvalidArgumentError } from '../errors.js';
 import { formatFieldPath } from '../mdp/jsonl.js';
 import type { EmbeddingModel } from './embedding-model.js';
 import { normalizeInPlace } from './openai-compatible-embedding-model.js';
@@ -111,8 +111,9 @@ export class HashingEmbedder implements EmbeddingModel {
    */
   embedInto(text: string, target: Float32Array): void {
     if (target.length !== this.dimension) {
-      throw new RangeError(
+      throw new InvalidArgumentError(
         `embedInto: target has ${target.length} floats, expected ${this.dimension}.`,
+        { argument: 'target' },
       );
     }
     target.fill(0);

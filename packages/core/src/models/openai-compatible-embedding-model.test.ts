@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError, ModelError, ModelOutputError } from '../errors.js';
+import { ConfigError, InvalidArgumentError, ModelError, ModelOutputError } from '../errors.js';
 import { SeededRandom } from '../random/seeded-random.js';
 import {
   deterministicEmbedding,
@@ -175,7 +175,7 @@ describe('embedding helpers', () => {
       Math.fround(0.6),
       Math.fround(0.8),
     ]);
-    expect(() => normalizeInPlace(new Float32Array(3))).toThrow(RangeError);
+    expect(() => normalizeInPlace(new Float32Array(3))).toThrow(InvalidArgumentError);
   });
 
   it('toBatches splits in order', () => {

@@ -3,7 +3,7 @@
  * `/v1/embeddings` endpoint (vLLM, SGLang, llama.cpp server, Ollama, OpenAI, TEI).
  */
 import { z } from 'zod';
-import { ConfigError, ModelError, ModelOutputError } from '../errors.js';
+import { ConfigError, InvalidArgumentError, ModelError, ModelOutputError } from '../errors.js';
 import type { EmbeddingModel } from './embedding-model.js';
 import {
   decodeResponseBody,
@@ -44,7 +44,7 @@ export interface EmbeddingModelStats {
 }
 
 /**
- * Scales `vector` in place to unit length (L2) and returns it; throws `RangeError` for an
+ * Scales `vector` in place to unit length (L2) and returns it; throws `InvalidArgumentError` for an
  * all-zero or non-finite vector, which has no direction.
  */
 export function normalizeInPlace(vector: Float32Array): Float32Array {
@@ -52,7 +52,9 @@ export function normalizeInPlace(vector: Float32Array): Float32Array {
   for (const value of vector) squares += value * value;
   const norm = Math.sqrt(squares);
   if (!(norm > 0) || !Number.isFinite(norm)) {
-    throw new RangeError(`cannot normalise a vector of norm ${norm}`);
+    throw new InvalidArgumentError(`cannot normalise a vector of norm ${norm}`, {
+      argument: 'vector',
+    });
   }
   for (let index = 0; index < vector.length; index += 1) vector[index]! /= norm;
   return vector;

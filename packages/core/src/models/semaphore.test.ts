@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../errors.js';
 import { Semaphore } from './semaphore.js';
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
@@ -59,6 +60,6 @@ describe('Semaphore', () => {
   });
 
   it('rejects a non-positive limit', () => {
-    expect(() => new Semaphore(0)).toThrow(RangeError);
+    expect(() => new Semaphore(0)).toThrow(ConfigError);
   });
 });

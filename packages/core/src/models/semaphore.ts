@@ -2,13 +2,16 @@
  * A counting semaphore with a FIFO queue: at most `limit` holders at a time, served in
  * arrival order so no request starves behind later ones.
  */
+import { ConfigError } from '../errors.js';
 export class Semaphore {
   private active = 0;
   private readonly waiting: Array<() => void> = [];
 
   constructor(readonly limit: number) {
     if (!Number.isInteger(limit) || limit < 1) {
-      throw new RangeError(`Semaphore limit must be a positive integer, got ${limit}.`);
+      throw new ConfigError(`Semaphore limit must be a positive integer, got ${limit}.`, {
+        field: 'limit',
+      });
     }
   }
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { InvalidArgumentError } from '../errors.js';
 import { SeededRandom } from './seeded-random.js';
 
 describe('SeededRandom', () => {
@@ -54,7 +55,7 @@ describe('SeededRandom', () => {
     for (let i = 0; i < 30_000; i += 1) counts[random.weightedIndex([1, 0, 3])]! += 1;
     expect(counts[1]).toBe(0);
     expect(counts[2]! / counts[0]!).toBeCloseTo(3, 0);
-    expect(() => random.weightedIndex([0, 0])).toThrow(RangeError);
+    expect(() => random.weightedIndex([0, 0])).toThrow(InvalidArgumentError);
   });
 
   it('shuffles to a permutation and forks reproducible independent streams', () => {

@@ -2,6 +2,7 @@
  * A seeded pseudo-random generator (xoshiro128**), passed explicitly to everything that
  * needs randomness so runs are reproducible and checkpoints can capture the exact state.
  */
+import { InvalidArgumentError } from '../errors.js';
 
 /** The serialisable state of a {@link SeededRandom}: four unsigned 32-bit words. */
 export type RandomState = [number, number, number, number];
@@ -40,7 +41,11 @@ export class SeededRandom {
 
   /** Creates a generator from an integer seed (any 32-bit value; the same seed gives the same stream). */
   constructor(seed: number) {
-    if (!Number.isFinite(seed)) throw new RangeError(`Seed must be a finite number, got ${seed}.`);
+    if (!Number.isFinite(seed)) {
+      throw new InvalidArgumentError(`Seed must be a finite number, got ${seed}.`, {
+        argument: 'seed',
+      });
+    }
     const next = splitmix32(Math.trunc(seed));
     this.s0 = next();
     this.s1 = next();
@@ -63,7 +68,9 @@ export class SeededRandom {
 
   setState(state: RandomState): void {
     if (state.length !== 4 || state.some((word) => !Number.isInteger(word) || word < 0)) {
-      throw new RangeError('Random state must be four unsigned 32-bit integers.');
+      throw new InvalidArgumentError('Random state must be four unsigned 32-bit integers.', {
+        argument: 'state',
+      });
     }
     [this.s0, this.s1, this.s2, this.s3] = state.map((word) => word >>> 0) as RandomState;
   }
@@ -94,7 +101,9 @@ export class SeededRandom {
   /** Uniform integer in [0, maxExclusive). */
   int(maxExclusive: number): number {
     if (!Number.isInteger(maxExclusive) || maxExclusive <= 0) {
-      throw new RangeError(`int() needs a positive integer bound, got ${maxExclusive}.`);
+      throw new InvalidArgumentError(`int() needs a positive integer bound, got ${maxExclusive}.`, {
+        argument: 'maxExclusive',
+      });
     }
     return Math.floor(this.float() * maxExclusive);
   }
@@ -108,7 +117,9 @@ export class SeededRandom {
 
   /** A uniformly chosen element; throws on an empty array. */
   choice<T>(items: readonly T[]): T {
-    if (items.length === 0) throw new RangeError('choice() on an empty array.');
+    if (items.length === 0) {
+      throw new InvalidArgumentError('choice() on an empty array.', { argument: 'items' });
+    }
     return items[this.int(items.length)]!;
   }
 
@@ -116,7 +127,11 @@ export class SeededRandom {
   weightedIndex(weights: ArrayLike<number>): number {
     let total = 0;
     for (let index = 0; index < weights.length; index += 1) total += weights[index]!;
-    if (!(total > 0)) throw new RangeError('weightedIndex() needs a positive total weight.');
+    if (!(total > 0)) {
+      throw new InvalidArgumentError('weightedIndex() needs a positive total weight.', {
+        argument: 'weights',
+      });
+    }
     let target = this.float() * total;
     for (let index = 0; index < weights.length; index += 1) {
       target -= weights[index]!;

@@ -8,6 +8,7 @@
  * group's statistics however many steps it has.
  * GAE (Schulman et al., 2016) uses a learned value baseline per step instead.
  */
+import { InvalidArgumentError } from '../errors.js';
 
 /** Options of {@link groupNormalizedAdvantages}. */
 export interface GroupNormalizationOptions {
@@ -33,8 +34,9 @@ export function groupNormalizedAdvantages(
   options: GroupNormalizationOptions = {},
 ): number[] {
   if (scores.length !== groups.length) {
-    throw new RangeError(
+    throw new InvalidArgumentError(
       `scores (${scores.length}) and groups (${groups.length}) differ in length.`,
+      { argument: 'groups' },
     );
   }
   const normalizeByStd = options.normalizeByStd ?? true;
@@ -85,8 +87,9 @@ export function broadcastToSteps(
   stepCounts: readonly number[],
 ): number[] {
   if (episodeValues.length !== stepCounts.length) {
-    throw new RangeError(
+    throw new InvalidArgumentError(
       `episodeValues (${episodeValues.length}) and stepCounts (${stepCounts.length}) differ in length.`,
+      { argument: 'stepCounts' },
     );
   }
   const out: number[] = [];
@@ -138,7 +141,10 @@ export interface GaeInput {
 export function gaeAdvantages(input: GaeInput): { advantages: number[]; returns: number[] } {
   const { rewards, values, dones, gamma, lambda } = input;
   if (values.length !== rewards.length || dones.length !== rewards.length) {
-    throw new RangeError('rewards, values and dones must have the same length.');
+    throw new InvalidArgumentError(
+      `rewards (${rewards.length}), values (${values.length}) and dones (${dones.length}) must have the same length.`,
+      { argument: 'values' },
+    );
   }
   const advantages = new Array<number>(rewards.length);
   const returns = new Array<number>(rewards.length);
