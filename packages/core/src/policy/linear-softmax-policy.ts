@@ -405,7 +405,8 @@ export class LinearSoftmaxPolicy implements Policy, TrainablePolicy {
     Object.assign(copy, this, {
       id: `${this.id}@${this.optimizer.steps}`,
       weights: Float32Array.from(this.weights),
-      optimizer: new AdamOptimizer(0, this.optimizer.config),
+      // Zero moments of full size, so the snapshot saves and loads like any policy.
+      optimizer: new AdamOptimizer(this.weights.length, this.optimizer.config),
       gradient: new Float64Array(0),
       touched: [],
       touchedMark: new Uint8Array(0),

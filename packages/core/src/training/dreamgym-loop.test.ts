@@ -1,19 +1,27 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CheckpointError, ConfigError } from '../errors.js';
+import { ActionParseError, CheckpointError, ConfigError } from '../errors.js';
 import { evaluatePolicy } from '../eval/policy-evaluation.js';
+import type { ExperienceModel } from '../experience/experience-model.js';
+import { RetrievalExperienceModel } from '../experience/retrieval-experience-model.js';
+import type { Observation, Transition } from '../mdp/schemas.js';
 import { LinearSoftmaxPolicy } from '../policy/linear-softmax-policy.js';
+import type { PolicyContext } from '../policy/policy.js';
 import { SeededRandom } from '../random/seeded-random.js';
 import { startTypeScriptChild, waitForLine } from '../test-support/typescript-child.js';
-import { CorridorEnvironment } from '../testing/corridor-domain.js';
+import { CorridorEnvironment, createCorridorAdapter } from '../testing/corridor-domain.js';
 import {
   corridorLoop,
   corridorLoopConfig,
   corridorSeedTasks,
 } from './corridor-loop.test-support.js';
-import { parseDreamGymConfig } from './dreamgym-config.js';
+import {
+  createLinearSoftmaxPolicy,
+  type DreamGymConfigInput,
+  parseDreamGymConfig,
+} from './dreamgym-config.js';
 import type { IterationMetrics } from './metrics.js';
 
 let directory: string;
@@ -153,5 +161,244 @@ describe('parseDreamGymConfig', () => {
     expect((error as ConfigError).field).toBe('curriculum.lambda');
     expect((error as Error).message).toMatch(/`curriculum\.lambda`: .*1/);
     expect(() => parseDreamGymConfig({ algorithm: 'sarsa' })).toThrow(/`algorithm`.*grpo/);
+  });
+});
+
+/** Transitions the run appended to its experience log. */
+async function experienceLog(runDirectory: string): Promise<Transition[]> {
+  const text = await readFile(join(runDirectory, 'experience.jsonl'), 'utf8');
+  return text
+    .trim()
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => (JSON.parse(line) as { transition: Transition }).transition);
+}
+
+/** Stops a run after `iterations` iterations, as a crash after that checkpoint would. */
+function stopAfter(iterations: number) {
+  const controller = new AbortController();
+  return {
+    signal: controller.signal,
+    onIteration: (_metrics: IterationMetrics, progress: { done: number }) => {
+      if (progress.done === iterations) controller.abort(new Error('stopped for the test'));
+    },
+  };
+}
+
+describe('DreamGymLoop algorithms and resume', () => {
+  it.each([
+    ['ppo', { algorithm: 'ppo' }],
+    ['dr-grpo with a KL term', { algorithm: 'dr-grpo', trainer: { loss: { klCoefficient: 0.1 } } }],
+  ] as const)(
+    '%s: resumes with its value function and KL reference exactly',
+    async (_name, overrides) => {
+      const config = {
+        ...overrides,
+        iterations: 4,
+        checkpointEvery: 1,
+        evaluation: { every: 0, environments: [] },
+        simToReal: { realTransitionBudget: 0 },
+      } as DreamGymConfigInput;
+      const reference = await (await corridorLoop(join(directory, 'reference'), {}, config)).run();
+      const update = reference.metrics.at(-1)!.update;
+      if (overrides.algorithm === 'ppo') expect(update.valueLoss).toBeGreaterThan(0);
+      else expect(update.kl).toBeGreaterThan(0);
+
+      const stopped = join(directory, 'stopped');
+      const stop = stopAfter(2);
+      await expect(
+        (await corridorLoop(stopped, { onIteration: stop.onIteration }, config)).run({
+          signal: stop.signal,
+        }),
+      ).rejects.toThrow(/stopped for the test/);
+      const checkpoint = (await readFile(join(stopped, 'checkpoints', 'LATEST'), 'utf8')).trim();
+      const parts = await readdir(join(stopped, 'checkpoints', checkpoint));
+      if (overrides.algorithm === 'ppo') expect(parts).toContain('value-weights.bin');
+      else expect(parts).toContain('reference');
+
+      const resumed = await (await corridorLoop(stopped, {}, config)).run({ resume: true });
+      expect(withoutTimings(resumed.metrics)).toEqual(withoutTimings(reference.metrics));
+      const weights = (policy: unknown) =>
+        Buffer.from((policy as LinearSoftmaxPolicy).weights.buffer);
+      expect(weights(resumed.policy).equals(weights(reference.policy))).toBe(true);
+    },
+  );
+});
+
+describe('DreamGymLoop ablations and penalties', () => {
+  const short = {
+    iterations: 3,
+    evaluation: { every: 0, environments: [] },
+    simToReal: { realTransitionBudget: 0 },
+  } satisfies DreamGymConfigInput;
+
+  it('no curriculum: the pool never grows', async () => {
+    const { metrics } = await (
+      await corridorLoop(join(directory, 'run'), {}, { ...short, curriculum: { enabled: false } })
+    ).run();
+    expect(metrics.map((record) => record.generatedTasks)).toEqual([0, 0, 0]);
+    expect(metrics.every((record) => record.poolSize === 6)).toBe(true);
+  });
+
+  it('no replay write-back: the buffer keeps only the offline transitions', async () => {
+    const loop = await corridorLoop(
+      join(directory, 'run'),
+      {},
+      { ...short, replayWriteBack: false },
+    );
+    const { metrics } = await loop.run();
+    expect(new Set(metrics.map((record) => record.bufferSize)).size).toBe(1);
+    expect(await experienceLog(join(directory, 'run'))).toEqual([]);
+  });
+
+  it('no retrieval and no history: the experience model gets no demonstrations and no history', async () => {
+    const seen: Array<{ demos: number; history: number }> = [];
+    const model = new RetrievalExperienceModel();
+    const recording: ExperienceModel = {
+      id: 'recording',
+      predict: (input) => {
+        seen.push({ demos: input.demos.length, history: input.history.length });
+        return model.predict(input);
+      },
+    };
+    await (
+      await corridorLoop(
+        join(directory, 'run'),
+        { experienceModel: recording },
+        { ...short, iterations: 1, retrieval: { enabled: false }, history: { enabled: false } },
+      )
+    ).run();
+    expect(seen.length).toBeGreaterThan(10);
+    expect(seen.every((call) => call.demos === 0 && call.history === 0)).toBe(true);
+  });
+
+  it('adds a negative invalid-action penalty to the reward of invalid actions', async () => {
+    const corridor = createCorridorAdapter();
+    // "go left" is outside this adapter's grammar: the synthetic environment answers it as
+    // an invalid action, with the configured penalty as its reward.
+    const adapter = {
+      ...corridor,
+      parseAction: (text: string) => {
+        if (/go left/.test(text)) {
+          throw new ActionParseError(`"${text}" is not allowed here.`, { action: text });
+        }
+        return corridor.parseAction(text);
+      },
+    };
+    const run = join(directory, 'run');
+    await (await corridorLoop(run, { adapter }, { ...short, invalidActionPenalty: -0.5 })).run();
+    const transitions = await experienceLog(run);
+    const invalid = transitions.filter((transition) => transition.action === 'go left');
+    expect(invalid.length).toBeGreaterThan(0);
+    expect(new Set(invalid.map((transition) => transition.reward))).toEqual(new Set([-0.5]));
+    expect(transitions.every((transition) => transition.reward <= 1)).toBe(true);
+  });
+});
+
+describe('DreamGymLoop warm start', () => {
+  it('clones the offline trajectories before RL, keeping the best held-out epoch', async () => {
+    const run = join(directory, 'run');
+    const result = await (
+      await corridorLoop(
+        run,
+        {},
+        {
+          iterations: 0,
+          warmStart: { behaviourCloning: { epochs: 6, miniBatchSize: 16, heldOutShare: 0.34 } },
+          evaluation: { every: 0, environments: ['real'], modes: ['greedy', 'sampled'] },
+          simToReal: { realTransitionBudget: 0 },
+        },
+      )
+    ).run();
+    const warmStart = result.warmStart!;
+    expect(warmStart.heldOutTasks).toBe(2);
+    expect(warmStart.trainSamples).toBeGreaterThan(20);
+    expect(warmStart.bestHeldOutNegativeLogLikelihood).toBeLessThan(
+      warmStart.initialHeldOutNegativeLogLikelihood,
+    );
+    expect(JSON.parse(await readFile(join(run, 'warm-start.json'), 'utf8')).bestEpoch).toBe(
+      warmStart.bestEpoch,
+    );
+    // With no iterations, the run evaluates the cloned policy as it stands, in every mode.
+    expect(result.metrics).toEqual([]);
+    expect(result.finalEvaluations.map((metrics) => metrics.mode)).toEqual(['greedy', 'sampled']);
+    const untrained = await evaluatePolicy({
+      policy: createLinearSoftmaxPolicy(parseDreamGymConfig(corridorLoopConfig)),
+      environmentFactory: () => new CorridorEnvironment({ maxSteps: corridorLoopConfig.maxSteps }),
+      environment: 'real',
+      tasks: corridorSeedTasks(),
+      maxSteps: corridorLoopConfig.maxSteps!,
+      greedy: false,
+      random: new SeededRandom(5),
+    });
+    expect(result.finalEvaluations[1]!.successRate).toBeGreaterThan(untrained.metrics.successRate);
+  });
+
+  it('needs demonstrations', async () => {
+    await expect(
+      corridorLoop(
+        join(directory, 'run'),
+        { demonstrations: [] },
+        {
+          warmStart: { behaviourCloning: {} },
+        },
+      ),
+    ).rejects.toThrow(/warmStart\.behaviourCloning needs demonstrations/);
+  });
+});
+
+describe('evaluatePolicy', () => {
+  it('reports success with its Wilson interval, the mode, and step-limit truncations', async () => {
+    const tasks = corridorSeedTasks();
+    // The walker always goes right: it never takes the key, so every episode hits the limit.
+    const walker = {
+      id: 'walker',
+      act: async () => ({ action: 'go right' }),
+    };
+    const { metrics, rollouts } = await evaluatePolicy({
+      policy: walker,
+      environmentFactory: () => new CorridorEnvironment({ maxSteps: 5 }),
+      environment: 'real',
+      tasks,
+      episodesPerTask: 2,
+      maxSteps: 5,
+      random: new SeededRandom(1),
+    });
+    expect(metrics).toMatchObject({
+      environment: 'real',
+      mode: 'greedy',
+      episodes: 12,
+      successRate: 0,
+      truncatedEpisodes: 12,
+      meanSteps: 5,
+    });
+    expect(metrics.successInterval95[0]).toBeCloseTo(0, 12);
+    expect(metrics.successInterval95[1]).toBeCloseTo(0.2425, 3);
+    expect(rollouts.every((rollout) => rollout.truncated && !rollout.success)).toBe(true);
+
+    // An oracle solves every corridor; sampled mode is reported as such.
+    const oracle = {
+      id: 'oracle',
+      act: async (observation: Observation, context: PolicyContext) => {
+        const { keyRoom, doorRoom } = context.task.meta as { keyRoom: number; doorRoom: number };
+        const room = Number(/You are in room (\d+)/.exec(observation.text)![1]);
+        const actions = observation.actions ?? [];
+        if (actions.includes('open door') && /carry the key/.test(observation.text))
+          return { action: 'open door' };
+        if (actions.includes('take key')) return { action: 'take key' };
+        const target = /carry the key/.test(observation.text) ? doorRoom : keyRoom;
+        return { action: target > room ? 'go right' : 'go left' };
+      },
+    };
+    const solved = await evaluatePolicy({
+      policy: oracle,
+      environmentFactory: () => new CorridorEnvironment({ maxSteps: 30 }),
+      environment: 'real',
+      tasks,
+      maxSteps: 30,
+      greedy: false,
+      random: new SeededRandom(1),
+    });
+    expect(solved.metrics).toMatchObject({ mode: 'sampled', successRate: 1, truncatedEpisodes: 0 });
   });
 });
