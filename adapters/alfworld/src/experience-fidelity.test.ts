@@ -107,6 +107,10 @@ describe('RetrievalExperienceModel on held-out ALFWorld games', () => {
     expect(new Set(evaluated.map((trajectory) => trajectory.task.meta.taskType)).size).toBe(6);
     expect(templatedSteps).toBeGreaterThan(300);
     expect(templatedExact).toBeGreaterThanOrEqual(0.9);
+    // The buffer counts how often each transition occurred and ranks equally similar ones
+    // by that count, and the model votes with it: 69.3% overall exact (54.3% when
+    // duplicates were dropped and neighbours voted once each).
+    expect(report.overall.exactMatch).toBeGreaterThanOrEqual(0.66);
     for (const [type, figures] of templated) {
       if (figures.steps >= 10) expect(figures.exactMatch, type).toBeGreaterThanOrEqual(0.9);
     }

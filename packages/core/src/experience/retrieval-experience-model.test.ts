@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { EnvironmentError } from '../errors.js';
 import { type Step, type Task, TaskSchema, type Transition } from '../mdp/schemas.js';
 import type { ScoredTransition } from '../replay/retriever.js';
-import { instructionOverlap, RetrievalExperienceModel } from './retrieval-experience-model.js';
+import {
+  instructionOverlap,
+  occurrenceWeight,
+  RetrievalExperienceModel,
+} from './retrieval-experience-model.js';
 
 const task: Task = TaskSchema.parse({
   id: 'task-a',
@@ -195,5 +199,105 @@ describe('RetrievalExperienceModel grounding', () => {
     });
     expect(prediction.observation.text).toBe('You put the laptop 1 in/on the shelf 5.');
     expect(prediction).toMatchObject({ done: false, reward: 0 });
+  });
+});
+
+describe('RetrievalExperienceModel occurrence counts', () => {
+  const model = new RetrievalExperienceModel();
+  const counted = (entry: ScoredTransition, count: number): ScoredTransition => ({
+    ...entry,
+    count,
+  });
+
+  it('predicts the next state seen most often, not the one stored under the most ids', async () => {
+    // Two outcomes of the same action: one stored once but seen five times, the other
+    // stored as two distinct neighbours seen once each (and scored a little higher).
+    const prediction = await model.predict({
+      task,
+      history: [],
+      state: { text: 'You are in the middle of a room.' },
+      action: 'go to drawer 1',
+      demos: [
+        demo('go to drawer 1', 'The drawer 1 is open. In it, you see nothing.', 0.9),
+        demo('go to drawer 1', 'The drawer 1 is open. In it, you see nothing.', 0.899, {
+          id: 'second',
+        }),
+        counted(demo('go to drawer 1', 'The drawer 1 is closed.', 0.89), 5),
+      ],
+    });
+    expect(prediction.observation.text).toBe('The drawer 1 is closed.');
+    expect(prediction.info?.supportingDemoIds).toEqual(['go to drawer 1@0.89']);
+  });
+
+  it('weighs the termination and reward votes by the counts', async () => {
+    const put = (score: number, done: boolean, id: string) =>
+      demo('put apple 2 in/on fridge 1', 'You put the apple 2 in/on the fridge 1.', score, {
+        id,
+        done,
+        reward: done ? 1 : 0,
+        instruction: 'put a clean apple in fridge.',
+      });
+    const input = {
+      task,
+      history: [],
+      state: { text: 'On the fridge 1, you see nothing.' },
+      action: 'put apple 1 in/on fridge 1',
+    };
+    const once = await model.predict({
+      ...input,
+      demos: [put(0.9, true, 'ended'), put(0.9, false, 'went-on')],
+    });
+    expect(once).toMatchObject({ done: false, reward: 0 });
+    const ended = await model.predict({
+      ...input,
+      demos: [counted(put(0.9, true, 'ended'), 4), put(0.9, false, 'went-on')],
+    });
+    expect(ended).toMatchObject({ done: true, success: true, reward: 1 });
+  });
+
+  it('lets neighbours with the very same state and action outvote merely similar ones', async () => {
+    const prediction = await model.predict({
+      task,
+      history: [],
+      state: { text: 'You are in the middle of a room.' },
+      action: 'go to drawer 1',
+      demos: [
+        demo('go to drawer 1', 'The drawer 1 is open. In it, you see nothing.', 1),
+        counted(demo('go to drawer 1', 'The drawer 1 is closed.', 0.995), 3),
+        demo('go to drawer 1', 'The drawer 1 is closed.', 0.994, { id: 'similar' }),
+      ],
+    });
+    expect(prediction.observation.text).toBe('The drawer 1 is open. In it, you see nothing.');
+    // A synthetic twin is only an earlier guess of this model: it silences no one.
+    const guessed = await model.predict({
+      task,
+      history: [],
+      state: { text: 'You are in the middle of a room.' },
+      action: 'go to drawer 1',
+      demos: [
+        demo('go to drawer 1', 'The drawer 1 is open. In it, you see nothing.', 1, {
+          source: 'synthetic',
+        }),
+        counted(demo('go to drawer 1', 'The drawer 1 is closed.', 0.995), 3),
+      ],
+    });
+    expect(guessed.observation.text).toBe('The drawer 1 is closed.');
+  });
+
+  it('lets a synthetic neighbour vote once, however often this model guessed it', async () => {
+    const guessed = demo('go to drawer 1', 'The drawer 1 is closed.', 0.9, { source: 'synthetic' });
+    const prediction = await model.predict({
+      task,
+      history: [],
+      state: { text: 'You are in the middle of a room.' },
+      action: 'go to drawer 1',
+      demos: [
+        counted(guessed, 50),
+        counted(demo('go to drawer 1', 'The drawer 1 is open. In it, you see nothing.', 0.9), 2),
+      ],
+    });
+    expect(prediction.observation.text).toBe('The drawer 1 is open. In it, you see nothing.');
+    expect(occurrenceWeight(counted(guessed, 50))).toBe(1);
+    expect(occurrenceWeight(guessed)).toBe(1);
   });
 });

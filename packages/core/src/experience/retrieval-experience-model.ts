@@ -3,7 +3,9 @@
  * state from the retrieved transitions D_k (their next states, with entity names
  * transferred to the current action), keeps the episode consistent with what the
  * history already showed, and predicts reward and termination from the labels of the
- * neighbours (`done`, `reward`, `trajectorySuccess`).
+ * neighbours (`done`, `reward`, `trajectorySuccess`). Every vote weighs a neighbour by how
+ * often its transition occurred (the buffer's per-record `count`), so the outcome seen
+ * most often in the real data wins, as it would if every duplicate were stored.
  */
 import type { ParsedAction } from '../adapter.js';
 import { ConfigError, EnvironmentError } from '../errors.js';
@@ -53,7 +55,7 @@ export interface RetrievalExperienceModelOptions {
   temperature?: number;
   /**
    * Pseudo-weight of "the episode goes on" in the termination vote, in units of one
-   * perfectly matching neighbour. Episodes end rarely, so when the neighbours that end an
+   * perfectly matching neighbour occurring once. Episodes end rarely, so when the neighbours that end an
    * episode relate to their tasks unlike the current action to its task (a `put` of an
    * object the task never mentions), their weak votes lose to it. Default 0.25.
    */
@@ -61,6 +63,9 @@ export interface RetrievalExperienceModelOptions {
   /** Identifies the model. Default `retrieval`. */
   id?: string;
 }
+
+/** Score from which a neighbour counts as a phi twin of the query (float rounding below 1). */
+const TWIN_SCORE = 1 - 1e-5;
 
 /** One next-state candidate and the neighbours that support it. */
 interface Candidate {
@@ -80,6 +85,17 @@ export function instructionOverlap(args: readonly string[], instruction: string)
   if (words.length === 0) return 0;
   const present = new Set(instruction.toLowerCase().split(/[^a-z0-9]+/));
   return words.filter((word) => present.has(word)).length / words.length;
+}
+
+/**
+ * How many occurrences a neighbour votes with: its buffer `count` for grounded experience
+ * (offline, real). A synthetic transition's count only says how often this model guessed
+ * it, so it votes once, lest repeated guesses outvote the data.
+ */
+export function occurrenceWeight(demo: ScoredTransition): number {
+  if (demo.transition.source === 'synthetic') return 1;
+  const count = demo.count ?? 1;
+  return Number.isFinite(count) && count > 1 ? count : 1;
 }
 
 /** Whether a stored transition ended its episode with success. */
@@ -135,7 +151,16 @@ export class RetrievalExperienceModel implements ExperienceModel {
       // An action outside the grammar still gets neighbours by tokens below.
     }
     const topScore = input.demos.reduce((best, demo) => Math.max(best, demo.score), -1);
+    // Grounded neighbours with the very same phi (state and action; score 1) show what
+    // followed exactly here: when there are any, they alone vote, however many merely
+    // similar ones occurred more often (the most specific evidence first, as in n-gram
+    // back-off). A synthetic twin is only this model's earlier guess, so it neither
+    // silences the others nor survives their silencing.
+    const isGroundedTwin = (demo: ScoredTransition) =>
+      demo.score >= TWIN_SCORE && demo.transition.source !== 'synthetic';
+    const twinsOnly = input.demos.some(isGroundedTwin);
     for (const demo of input.demos) {
+      if (twinsOnly && !isGroundedTwin(demo)) continue;
       const alignment = alignActions(demo.transition.action, input.action, this.parse);
       if (!alignment) continue;
       const text = transferEntities(demo.transition.nextState.text, alignment.pairs);
@@ -153,7 +178,8 @@ export class RetrievalExperienceModel implements ExperienceModel {
           ? this.exactActionWeight
           : verified
             ? 1
-            : this.unverifiedWeight);
+            : this.unverifiedWeight) *
+        occurrenceWeight(demo);
       const candidate = candidates.get(text) ?? { text, weight: 0, demoIds: [] };
       candidate.weight += weight;
       candidate.demoIds.push(demo.transition.id);

@@ -148,6 +148,7 @@ describe('ReplayBuffer retrieval on ALFWorld expert trajectories', () => {
     expect(await buffer.add([first!, first!, second!])).toEqual({
       added: [first!.id, second!.id],
       duplicates: 1,
+      counted: 0,
       evicted: 0,
     });
     // Same state, action and next state under another id: still a duplicate.
@@ -155,6 +156,56 @@ describe('ReplayBuffer retrieval on ALFWorld expert trajectories', () => {
     await expect(buffer.add([{ ...first!, action: 'look' }])).rejects.toThrow(ConfigError);
     await expect(buffer.add([{ ...first!, id: '' }])).rejects.toThrow(/transitions\.0\.id/);
     expect(buffer.stats().duplicatesSuppressed).toBe(2);
+  });
+
+  it('counts the occurrences of each transition and serves them with its search hits', async () => {
+    const buffer = ReplayBuffer.create({ embedder: new HashingEmbedder({ dimension: 64 }) });
+    const [first, second] = train;
+    // Within one batch and across batches; the same id again is the same record, not another occurrence.
+    expect(
+      await buffer.add([first!, { ...first!, id: 'a' }, second!, { ...first!, id: 'b' }]),
+    ).toEqual({ added: [first!.id, second!.id], duplicates: 2, counted: 2, evicted: 0 });
+    expect(await buffer.add([{ ...second!, id: 'c' }, first!])).toMatchObject({
+      added: [],
+      duplicates: 2,
+      counted: 1,
+    });
+    const hits = await buffer.search({ state: first!.state, action: first!.action }, 2);
+    const counts = new Map(hits.map((hit) => [hit.transition.id, hit.count]));
+    expect(counts).toEqual(
+      new Map([
+        [first!.id, 3],
+        [second!.id, 2],
+      ]),
+    );
+    expect(buffer.stats()).toMatchObject({ size: 2, occurrences: 5 });
+  });
+
+  it.each([
+    { type: 'flat' } as const,
+    { type: 'hnsw', m: 16, efConstruction: 40, efSearch: 16 } as const,
+  ])('ranks equally similar transitions by occurrence count (%o)', async (index) => {
+    const buffer = ReplayBuffer.create({
+      embedder: new HashingEmbedder({ dimension: 64 }),
+      index,
+      exactScanBelow: 0,
+    });
+    await buffer.add(train.slice(0, 3000));
+    // Sixty outcomes of one state and action (the same phi, so equal scores); outcome i
+    // occurs 1 + (i * 7) % 60 times, so the most frequent ones are scattered among the rest.
+    const [template] = train;
+    const outcomes = Array.from({ length: 60 }, (_, outcome) => outcome);
+    const copies = outcomes.flatMap((outcome) =>
+      Array.from({ length: 1 + ((outcome * 7) % 60) }, (_, copy) => ({
+        ...template!,
+        id: `outcome-${outcome}-${copy}`,
+        nextState: { text: `outcome ${outcome}` },
+      })),
+    );
+    await buffer.add(new SeededRandom(5).shuffle(copies));
+    const hits = await buffer.search({ state: template!.state, action: template!.action }, 5);
+    expect(hits.map((hit) => hit.count)).toEqual([60, 59, 58, 57, 56]);
+    expect(new Set(hits.map((hit) => hit.score)).size).toBe(1);
   });
 
   it('evicts synthetic/real transitions first-in first-out and never offline seeds', async () => {
@@ -190,6 +241,47 @@ describe('ReplayBuffer retrieval on ALFWorld expert trajectories', () => {
 });
 
 describe('ReplayBuffer persistence', () => {
+  it('keeps occurrence counts across reload and compaction', async () => {
+    const directory = await temporaryDirectory();
+    const embedder = new HashingEmbedder({ dimension: 64 });
+    const options = { embedder, capacity: 40 };
+    const seeds = train.slice(0, 20);
+    const buffer = await ReplayBuffer.open(directory, options);
+    // Seed 0 occurs three times (two in the first batch, one later), seed 1 twice.
+    await buffer.add([...seeds, { ...seeds[0]!, id: 'again-0' }]);
+    await buffer.add([
+      { ...seeds[0]!, id: 'third-0' },
+      { ...seeds[1]!, id: 'again-1' },
+    ]);
+    await buffer.close();
+
+    const countOf = async (target: ReplayBuffer, transition: Transition) => {
+      const hits = await target.search({ state: transition.state, action: transition.action }, 40);
+      return hits.find((hit) => hit.transition.id === transition.id)?.count;
+    };
+    const reopened = await ReplayBuffer.open(directory, options);
+    expect(await countOf(reopened, seeds[0]!)).toBe(3);
+    expect(await countOf(reopened, seeds[1]!)).toBe(2);
+    expect(await countOf(reopened, seeds[2]!)).toBe(1);
+    expect(reopened.stats().occurrences).toBe(23);
+    // Synthetic transitions past capacity evict and compact: the log is rewritten.
+    const generated = train
+      .slice(20, 60)
+      .map((transition, index) => synthetic(transition, `c${index}`));
+    expect((await reopened.add(generated)).evicted).toBe(20);
+    expect(reopened.stats().indexedRows).toBe(40);
+    expect(await countOf(reopened, seeds[0]!)).toBe(3);
+    await reopened.close();
+    const log = await readFile(join(directory, 'records.jsonl'), 'utf8');
+    expect(log).not.toContain('"op":"count"');
+
+    const compacted = await ReplayBuffer.open(directory, options);
+    expect(await countOf(compacted, seeds[0]!)).toBe(3);
+    expect(await countOf(compacted, seeds[1]!)).toBe(2);
+    expect(compacted.stats()).toMatchObject({ size: 40, occurrences: 43 });
+    await compacted.close();
+  });
+
   it('replays evictions from the log and still catches duplicates and reused ids of records not yet served', async () => {
     const directory = await temporaryDirectory();
     const embedder = new HashingEmbedder({ dimension: 64 });
@@ -216,6 +308,7 @@ describe('ReplayBuffer persistence', () => {
     expect(await reopened.add([generated[0]!])).toEqual({
       added: [generated[0]!.id],
       duplicates: 0,
+      counted: 0,
       evicted: 1,
     });
     expect(reopened.get(generated[10]!.id)).toBeUndefined();

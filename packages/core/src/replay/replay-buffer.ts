@@ -4,8 +4,9 @@
  * the top-k stored transitions most similar to (s_t, a_t) by cosine of phi(s, a).
  *
  * On disk (a directory, one writer at a time):
- * - `records.jsonl`  append-only log: `{op:'add', transition}` / `{op:'evict', id}`, one
- *                    write per entry; committed as soon as `add` resolves.
+ * - `records.jsonl`  append-only log: `{op:'add', transition, count?}` / `{op:'count', id,
+ *                    count}` / `{op:'evict', id}`, one write per entry; committed as soon
+ *                    as `add` resolves.
  * - `vectors.f32`    phi vectors, float32 row-major in slot order (written by `flush`).
  * - `index.faiss`    the faiss index over the same rows (written by `flush`).
  * - `manifest.json`  embedder id, dimension, index type, counts; replaced atomically.
@@ -38,7 +39,7 @@ import type {
   TransitionRetriever,
 } from './retriever.js';
 import { SlotChains } from './slot-chains.js';
-import { exactTopK, VectorStore } from './vector-store.js';
+import { exactTopK, RankedTopK, VectorStore } from './vector-store.js';
 
 /** Which vector index to use: exact flat inner product, or an HNSW graph for large buffers. */
 export const ReplayIndexOptionsSchema = z.discriminatedUnion('type', [
@@ -127,8 +128,18 @@ type Manifest = z.infer<typeof ManifestSchema>;
 export interface ReplayAddResult {
   /** Ids of the transitions stored, in order. */
   added: string[];
-  /** Transitions left out as exact duplicates (same id, or same domain, state, action and next state). */
+  /**
+   * Transitions not stored as records of their own: exact duplicates (same domain, state,
+   * action and next state, and the same instruction where phi embeds it, under another id)
+   * and transitions already stored under their id.
+   */
   duplicates: number;
+  /**
+   * Of the duplicates, those counted as another occurrence of a stored (or just added)
+   * transition: the ones under a new id. A transition added again under its own id is the
+   * same record, not a new occurrence, and is not counted.
+   */
+  counted: number;
   /** Transitions evicted to stay within capacity. */
   evicted: number;
 }
@@ -137,6 +148,8 @@ export interface ReplayAddResult {
 export interface ReplayBufferStats {
   /** Live transitions. */
   size: number;
+  /** Occurrences of the live transitions: `size` plus the exact duplicates counted on them. */
+  occurrences: number;
   /** Rows in the vector index, evicted ones included until the next compaction. */
   indexedRows: number;
   capacity: number | undefined;
@@ -173,17 +186,20 @@ const EMBED_BATCH = 8192;
 
 /**
  * 53-bit hash of what makes two transitions exact duplicates (domain, state, action, next
- * state): a cheap Map key; equal hashes are confirmed with {@link sameContent}.
+ * state, and the instruction when `withInstruction`): a cheap Map key; equal hashes are
+ * confirmed with {@link sameContent}.
  */
-export function contentHash(transition: Transition): number {
+export function contentHash(transition: Transition, withInstruction = false): number {
   let first = 0xdeadbeef;
   let second = 0x41c6ce57;
-  for (const text of [
+  const texts = [
     transition.domain,
     transition.state.text,
     transition.action,
     transition.nextState.text,
-  ]) {
+  ];
+  if (withInstruction) texts.push(transition.instruction);
+  for (const text of texts) {
     for (let index = 0; index < text.length; index += 1) {
       const code = text.charCodeAt(index);
       first = Math.imul(first ^ code, 2654435761);
@@ -209,18 +225,40 @@ function textHash(text: string): number {
 }
 
 /** {@link contentHash} cut to 30 bits, the key of {@link SlotChains}. */
-function contentKey(transition: Transition): number {
-  return contentHash(transition) % 1073741824;
+function contentKey(transition: Transition, withInstruction: boolean): number {
+  return contentHash(transition, withInstruction) % 1073741824;
 }
 
-/** True when two transitions are exact duplicates: same domain, state, action and next state. */
-function sameContent(a: Transition, b: Transition): boolean {
+/**
+ * 30-bit hash of what phi(s, a) embeds for a transition (state, action, and the instruction
+ * when it is weighted): transitions with equal keys are phi twins, up to hash collisions.
+ */
+function phiKey(transition: Transition, weights: PhiWeights): number {
+  let hash = textHash(transition.state.text);
+  hash = Math.imul(hash ^ 0x1f, 16777619) ^ textHash(transition.action);
+  if (weights.instruction > 0)
+    hash = Math.imul(hash ^ 0x1e, 16777619) ^ textHash(transition.instruction);
+  return (Math.imul(hash ^ (hash >>> 15), 2246822507) >>> 2) & 0x3fffffff;
+}
+
+/**
+ * True when two transitions are exact duplicates: same domain, state, action and next
+ * state, and the same instruction when `withInstruction`.
+ */
+function sameContent(a: Transition, b: Transition, withInstruction: boolean): boolean {
   return (
     a.domain === b.domain &&
     a.action === b.action &&
     a.state.text === b.state.text &&
-    a.nextState.text === b.nextState.text
+    a.nextState.text === b.nextState.text &&
+    (!withInstruction || a.instruction === b.instruction)
   );
+}
+
+/** Search candidates, best first: slots and their scores. */
+interface Candidates {
+  slots: number[];
+  scores: number[];
 }
 
 function phiInput(transition: Transition): PhiInput {
@@ -288,6 +326,10 @@ export class ReplayBuffer implements TransitionRetriever {
   private slotTrajectories: number[] = [];
   /** {@link contentKey} per slot. */
   private slotContents: number[] = [];
+  /** Times the transition of each slot occurred (its exact duplicates counted on it). */
+  private slotCounts: number[] = [];
+  /** {@link phiKey} per slot. */
+  private slotPhis: number[] = [];
   /** Log bytes of reloaded records, and where each reloaded slot's line lies in them. */
   private logChunks: Buffer[] = [];
   /** Per reloaded slot: its line, chunk and byte range (unused once it is served). */
@@ -298,10 +340,13 @@ export class ReplayBuffer implements TransitionRetriever {
   private readonly interned = new Map<string, string>();
   private readonly slotsById = new SlotChains();
   private readonly slotsByContent = new SlotChains();
+  private readonly slotsByPhi = new SlotChains();
   private readonly domainCounts = new Map<string, number>();
   private readonly sourceCounts = new Map<string, number>();
   private readonly taskCounts = new Map<string, number>();
   private live = 0;
+  /** Sum of {@link slotCounts} over live slots. */
+  private occurrences = 0;
   private evictCursor = 0;
   private duplicatesSuppressed = 0;
 
@@ -400,12 +445,16 @@ export class ReplayBuffer implements TransitionRetriever {
         : undefined;
     this.logChunks = [];
     const visitor: ReplayLogVisitor = {
-      add: (transition, where) => {
-        const slot = this.registerSlot(transition, false);
+      add: (transition, where, count) => {
+        const slot = this.registerSlot(transition, false, count);
         this.loggedLines[slot] = where.line;
         this.loggedChunks[slot] = where.chunk;
         this.loggedStarts[slot] = where.start;
         this.loggedEnds[slot] = where.end;
+      },
+      count: (id, count) => {
+        const slot = this.slotOf(id);
+        if (slot !== undefined) this.setCount(slot, count);
       },
       evict: (id) => {
         const slot = this.slotOf(id);
@@ -523,6 +572,14 @@ export class ReplayBuffer implements TransitionRetriever {
     return this.records[slot] ?? loggedTransition(this.logChunks, this.loggedAt(slot));
   }
 
+  /**
+   * Whether phi embeds the instruction: then transitions of different instructions are
+   * retrieved by different similarities, so they are not duplicates of each other.
+   */
+  private get embedsInstruction(): boolean {
+    return this.phiWeights.instruction > 0;
+  }
+
   /** The live slot holding the transition with this id, if any. */
   private slotOf(id: string): number | undefined {
     return this.slotsById.find(textHash(id), (slot) => this.peek(slot).id === id);
@@ -530,7 +587,9 @@ export class ReplayBuffer implements TransitionRetriever {
 
   /** A live slot whose transition is an exact duplicate of `transition`, if any. */
   private twinOf(transition: Transition, key: number): number | undefined {
-    return this.slotsByContent.find(key, (slot) => sameContent(this.peek(slot), transition));
+    return this.slotsByContent.find(key, (slot) =>
+      sameContent(this.peek(slot), transition, this.embedsInstruction),
+    );
   }
 
   private intern(text: string): string {
@@ -650,11 +709,13 @@ export class ReplayBuffer implements TransitionRetriever {
   }
 
   /**
-   * Gives `transition` the next slot. `keep` false: the object is not retained (a record
-   * reloaded from the log, parsed again when first served).
+   * Gives `transition` the next slot, with `count` occurrences. `keep` false: the object is
+   * not retained (a record reloaded from the log, parsed again when first served).
    */
-  private registerSlot(transition: Transition, keep = true): number {
+  private registerSlot(transition: Transition, keep = true, count = 1): number {
     const slot = this.records.length;
+    this.slotCounts.push(count);
+    this.occurrences += count;
     this.records.push(keep ? transition : undefined);
     const idHash = textHash(transition.id);
     this.slotIdHashes.push(idHash);
@@ -669,9 +730,12 @@ export class ReplayBuffer implements TransitionRetriever {
       transition.trajectoryId === undefined ? -1 : textHash(transition.trajectoryId),
     );
     this.slotsById.add(idHash, slot);
-    const key = contentKey(transition);
+    const key = contentKey(transition, this.embedsInstruction);
     this.slotContents.push(key);
     this.slotsByContent.add(key, slot);
+    const phi = phiKey(transition, this.phiWeights);
+    this.slotPhis.push(phi);
+    this.slotsByPhi.add(phi, slot);
     increment(this.domainCounts, domain, 1);
     increment(this.sourceCounts, source, 1);
     increment(this.taskCounts, task, 1);
@@ -686,10 +750,18 @@ export class ReplayBuffer implements TransitionRetriever {
     this.slotIdHashes[slot] = -1;
     this.slotsById.remove(idHash, slot);
     this.slotsByContent.remove(this.slotContents[slot]!, slot);
+    this.slotsByPhi.remove(this.slotPhis[slot]!, slot);
     increment(this.domainCounts, this.slotDomains[slot]!, -1);
     increment(this.sourceCounts, this.slotSources[slot]!, -1);
     increment(this.taskCounts, this.slotTasks[slot]!, -1);
     this.live -= 1;
+    this.occurrences -= this.slotCounts[slot]!;
+  }
+
+  /** Sets the occurrence count of a live slot. */
+  private setCount(slot: number, count: number): void {
+    this.occurrences += count - this.slotCounts[slot]!;
+    this.slotCounts[slot] = count;
   }
 
   private exclusive<T>(work: () => Promise<T>): Promise<T> {
@@ -713,7 +785,10 @@ export class ReplayBuffer implements TransitionRetriever {
   /**
    * Validates, de-duplicates, embeds (one embedding call for the whole batch), logs and
    * indexes `transitions`, then evicts to stay within capacity. Each record is committed
-   * to `records.jsonl` by the time this resolves.
+   * to `records.jsonl` by the time this resolves. An exact duplicate (same domain, state,
+   * action and next state as a stored transition, and the same instruction where phi
+   * embeds it, under another id) is not stored again but counted: retrieved transitions carry their `count`, so that the experience model
+   * can weigh how often each outcome occurred.
    *
    * @throws DatasetFormatError naming `transitions.<i>.<field>` for an invalid transition;
    * ConfigError for an id already stored with different content.
@@ -731,14 +806,21 @@ export class ReplayBuffer implements TransitionRetriever {
 
   private async addNow(transitions: readonly Transition[]): Promise<ReplayAddResult> {
     const fresh: Transition[] = [];
+    /** Occurrences per fresh transition (parallel to `fresh`). */
+    const freshCounts: number[] = [];
     const batchById = new Map<string, Transition>();
-    const batchByContent = new Map<number, Transition>();
+    /** Position in `fresh` by content hash. */
+    const batchByContent = new Map<number, number>();
+    /** Stored slots whose transition occurred again in this batch: slot -> new count. */
+    const recounted = new Map<number, number>();
     let duplicates = 0;
+    let counted = 0;
     transitions.forEach((transition, index) => {
       const sameId = this.slotOf(transition.id);
       const stored = sameId === undefined ? batchById.get(transition.id) : this.peek(sameId);
       if (stored) {
-        if (sameContent(stored, transition)) {
+        if (sameContent(stored, transition, this.embedsInstruction)) {
+          // The same record added again: no new occurrence.
           duplicates += 1;
           return;
         }
@@ -747,22 +829,33 @@ export class ReplayBuffer implements TransitionRetriever {
           { field: `transitions.${index}.id` },
         );
       }
-      const hash = contentHash(transition);
-      const twin = batchByContent.get(hash);
-      if (
-        this.twinOf(transition, contentKey(transition)) !== undefined ||
-        (twin && sameContent(twin, transition))
-      ) {
+      const hash = contentHash(transition, this.embedsInstruction);
+      const twinSlot = this.twinOf(transition, contentKey(transition, this.embedsInstruction));
+      if (twinSlot !== undefined) {
+        recounted.set(twinSlot, (recounted.get(twinSlot) ?? this.slotCounts[twinSlot]!) + 1);
         duplicates += 1;
+        counted += 1;
+        return;
+      }
+      const twin = batchByContent.get(hash);
+      if (twin !== undefined && sameContent(fresh[twin]!, transition, this.embedsInstruction)) {
+        freshCounts[twin]! += 1;
+        duplicates += 1;
+        counted += 1;
         return;
       }
       batchById.set(transition.id, transition);
       // On a (rare) hash collision of different content within a batch the first keeps the key.
-      if (!batchByContent.has(hash)) batchByContent.set(hash, transition);
+      if (twin === undefined) batchByContent.set(hash, fresh.length);
       fresh.push(transition);
+      freshCounts.push(1);
     });
     this.duplicatesSuppressed += duplicates;
-    if (fresh.length === 0) return { added: [], duplicates, evicted: 0 };
+    for (const [slot, count] of recounted) {
+      await this.writer?.write({ op: 'count', id: this.peek(slot).id, count });
+      this.setCount(slot, count);
+    }
+    if (fresh.length === 0) return { added: [], duplicates, counted, evicted: 0 };
 
     // faiss first: a missing addon must fail before anything reaches the log.
     this.index ??= await FaissVectorIndex.create(this.dimension, this.indexConfig);
@@ -770,19 +863,21 @@ export class ReplayBuffer implements TransitionRetriever {
     await embedPhi(this.embedder, fresh.map(phiInput), this.phiWeights, rows);
     let committed = 0;
     try {
-      for (const transition of fresh) {
-        await this.writer?.write({ op: 'add', transition });
+      for (const [position, transition] of fresh.entries()) {
+        const count = freshCounts[position]!;
+        await this.writer?.write({ op: 'add', transition, ...(count > 1 ? { count } : {}) });
         committed += 1;
       }
     } finally {
       // Whatever reached the log is part of the buffer, even if a later write failed.
-      for (const transition of fresh.slice(0, committed)) this.registerSlot(transition);
+      for (const [position, transition] of fresh.slice(0, committed).entries())
+        this.registerSlot(transition, true, freshCounts[position]!);
       if (committed > 0) {
         await this.appendVectors(rows.subarray(0, committed * this.dimension), committed);
       }
     }
     const evicted = await this.evictOverCapacity();
-    return { added: fresh.map((transition) => transition.id), duplicates, evicted };
+    return { added: fresh.map((transition) => transition.id), duplicates, counted, evicted };
   }
 
   /** FIFO eviction of synthetic/real transitions while over capacity; offline ones stay. */
@@ -825,7 +920,12 @@ export class ReplayBuffer implements TransitionRetriever {
     return this.searchVector(vector, k, filter);
   }
 
-  /** {@link ReplayBuffer.search} with an already-computed phi vector (unit length). */
+  /**
+   * {@link ReplayBuffer.search} with an already-computed phi vector (unit length). Equally
+   * similar transitions (the same state and action, hence the same phi) come most frequent
+   * first: ties carry no similarity to choose by, and the experience model should see the
+   * outcomes that occurred most often.
+   */
   searchVector(vector: Float32Array, k: number, filter?: RetrievalFilter): ScoredTransition[] {
     const accept = this.acceptor(filter);
     const slots = this.records.length;
@@ -835,14 +935,15 @@ export class ReplayBuffer implements TransitionRetriever {
     let fetch = Math.min(slots, Math.ceil(k * this.overFetch * (slots / bound)));
     for (let round = 0; round < 2; round += 1) {
       const { labels, scores } = this.index.search(vector, fetch);
-      const found: ScoredTransition[] = [];
-      for (let position = 0; position < labels.length && found.length < k; position += 1) {
+      const found: Candidates = { slots: [], scores: [] };
+      for (let position = 0; position < labels.length && found.slots.length < k; position += 1) {
         const slot = labels[position]!;
         if (slot < 0 || !accept(slot)) continue;
-        found.push({ transition: this.served(slot), score: clampScore(scores[position]!) });
+        found.slots.push(slot);
+        found.scores.push(scores[position]!);
       }
       const complete = fetch >= slots && this.indexConfig.type === 'flat';
-      if (found.length >= k || complete) return found;
+      if (found.slots.length >= k || complete) return this.ranked(vector, found, k, accept);
       if (fetch >= slots) break;
       fetch = Math.min(slots, fetch * 8);
     }
@@ -863,10 +964,42 @@ export class ReplayBuffer implements TransitionRetriever {
     k: number,
     accept: (slot: number) => boolean,
   ): ScoredTransition[] {
-    const best = exactTopK(this.vectors, vector, k, accept);
+    return this.ranked(vector, exactTopK(this.vectors, vector, k, accept), k, accept);
+  }
+
+  /**
+   * The final top `k` of `found` (best first) and of the phi twins of its members: stored
+   * transitions with the same phi inputs, hence the same score, which the index may not
+   * have returned (faiss keeps an arbitrary few of many equal scores). Ranked by score, then
+   * by occurrence count.
+   */
+  private ranked(
+    vector: Float32Array,
+    found: Candidates,
+    k: number,
+    accept: (slot: number) => boolean,
+  ): ScoredTransition[] {
+    const best = new RankedTopK(k);
+    const members = new Set(found.slots);
+    const groups = new Set<number>();
+    found.slots.forEach((slot, position) => {
+      const score = found.scores[position]!;
+      best.offer(slot, score, this.slotCounts[slot]!);
+      const key = this.slotPhis[slot]!;
+      if (groups.has(key)) return;
+      groups.add(key);
+      this.slotsByPhi.forEach(key, (twin) => {
+        const count = this.slotCounts[twin]!;
+        if (members.has(twin) || !best.admits(twin, score, count) || !accept(twin)) return;
+        // A phi whose 30-bit key merely collides is no twin: its own score would differ.
+        if (Math.abs(this.vectors.dot(vector, twin) - score) > 1e-4) return;
+        best.offer(twin, score, count);
+      });
+    });
     return best.slots.map((slot, position) => ({
       transition: this.served(slot),
       score: clampScore(best.scores[position]!),
+      count: this.slotCounts[slot]!,
     }));
   }
 
@@ -938,6 +1071,7 @@ export class ReplayBuffer implements TransitionRetriever {
     for (const [source, count] of this.sourceCounts) bySource[source as ExperienceSource] = count;
     return {
       size: this.live,
+      occurrences: this.occurrences,
       indexedRows: this.records.length,
       capacity: this.capacity,
       bySource,
@@ -1022,6 +1156,7 @@ export class ReplayBuffer implements TransitionRetriever {
     const liveSlots = this.liveSlots(0, this.records.length);
     const oldVectors = this.vectors;
     const transitions = liveSlots.map((slot) => this.served(slot));
+    const counts = liveSlots.map((slot) => this.slotCounts[slot]!);
     this.records = [];
     this.slotIdHashes = [];
     this.slotDomains = [];
@@ -1029,6 +1164,8 @@ export class ReplayBuffer implements TransitionRetriever {
     this.slotTasks = [];
     this.slotTrajectories = [];
     this.slotContents = [];
+    this.slotCounts = [];
+    this.slotPhis = [];
     this.logChunks = [];
     this.loggedLines = [];
     this.loggedChunks = [];
@@ -1036,12 +1173,15 @@ export class ReplayBuffer implements TransitionRetriever {
     this.loggedEnds = [];
     this.slotsById.clear();
     this.slotsByContent.clear();
+    this.slotsByPhi.clear();
     this.domainCounts.clear();
     this.sourceCounts.clear();
     this.taskCounts.clear();
     this.live = 0;
+    this.occurrences = 0;
     this.evictCursor = 0;
-    for (const transition of transitions) this.registerSlot(transition);
+    for (const [position, transition] of transitions.entries())
+      this.registerSlot(transition, true, counts[position]!);
     this.vectors = new VectorStore(this.dimension);
     this.index = undefined;
     if (reembed) {
@@ -1062,7 +1202,10 @@ export class ReplayBuffer implements TransitionRetriever {
     await writeJsonl(
       this.path('records'),
       ReplayLogEntrySchema,
-      transitions.map((transition) => ({ op: 'add' as const, transition })),
+      transitions.map((transition, position) => {
+        const count = counts[position]!;
+        return { op: 'add' as const, transition, ...(count > 1 ? { count } : {}) };
+      }),
     );
     this.writer = await JsonlWriter.open(this.path('records'), ReplayLogEntrySchema);
     this.flushedRows = 0;

@@ -37,13 +37,15 @@ function transition(index: number): Transition {
 }
 
 async function read(file: string, chunkBytes?: number) {
-  const added: { transition: Transition; where: LoggedRecord }[] = [];
+  const added: { transition: Transition; where: LoggedRecord; count: number }[] = [];
+  const counted: { id: string; count: number; line: number }[] = [];
   const evicted: { id: string; line: number }[] = [];
   const chunks: Buffer[] = [];
   const contents = await readReplayLog(
     file,
     {
-      add: (value, where) => added.push({ transition: value, where }),
+      add: (value, where, count) => added.push({ transition: value, where, count }),
+      count: (id, count, line) => counted.push({ id, count, line }),
       evict: (id, line) => {
         // Earlier records can be read back while reading (the buffer finds an evicted one so).
         const record = added.find((entry) => entry.transition.id === id)!;
@@ -54,7 +56,7 @@ async function read(file: string, chunkBytes?: number) {
     { chunks, chunkBytes },
   );
   expect(contents.chunks).toBe(chunks);
-  return { contents, added, evicted };
+  return { contents, added, counted, evicted };
 }
 
 describe('readReplayLog', () => {
@@ -79,6 +81,22 @@ describe('readReplayLog', () => {
       expect(contents.committedBytes).toBe(Buffer.byteLength(text));
       expect(contents.tornBytes).toBe('{"op":"add","transition":{"id":"t9"'.length);
     }
+  });
+
+  it('reads occurrence counts from add entries and count entries', async () => {
+    const file = await logFile(
+      [
+        JSON.stringify({ op: 'add', transition: transition(0) }),
+        JSON.stringify({ op: 'add', transition: transition(1), count: 3 }),
+        JSON.stringify({ op: 'count', id: 't0', count: 2 }),
+        '',
+      ].join('\n'),
+    );
+    const { added, counted } = await read(file);
+    expect(added.map((entry) => entry.count)).toEqual([1, 3]);
+    expect(counted).toEqual([{ id: 't0', count: 2, line: 3 }]);
+    const zero = await logFile(`${JSON.stringify({ op: 'count', id: 't0', count: 0 })}\n`);
+    await expect(read(zero)).rejects.toThrow(/records\.jsonl:1 \(field `count`\)/);
   });
 
   it('reports a committed line that is not JSON, or lacks an indexed field, with file:line', async () => {

@@ -10,9 +10,19 @@ import { DatasetFormatError } from '../errors.js';
 import { parseRecord } from '../mdp/jsonl.js';
 import { type Transition, TransitionSchema } from '../mdp/schemas.js';
 
-/** One log entry: a transition added (its slot is its rank among `add` entries), or one evicted. */
+/**
+ * One log entry: a transition added (its slot is its rank among `add` entries), a new
+ * occurrence count of a stored one, or one evicted.
+ */
 export const ReplayLogEntrySchema = z.discriminatedUnion('op', [
-  z.object({ op: z.literal('add'), transition: TransitionSchema }),
+  z.object({
+    op: z.literal('add'),
+    transition: TransitionSchema,
+    /** Times the transition occurred (exact duplicates counted on it); absent: 1. */
+    count: z.number().int().positive().optional(),
+  }),
+  /** The stored transition `id` has now occurred `count` times (its duplicates were added). */
+  z.object({ op: z.literal('count'), id: z.string().min(1), count: z.number().int().positive() }),
   z.object({ op: z.literal('evict'), id: z.string().min(1) }),
 ]);
 /** One entry of `records.jsonl`. */
@@ -37,7 +47,10 @@ export interface LoggedRecord {
  * records then neither retains (nor makes the garbage collector trace) a million objects.
  */
 export interface ReplayLogVisitor {
-  add(transition: Transition, where: LoggedRecord): void;
+  /** A transition stored, with the times it had occurred when it was written (1 or more). */
+  add(transition: Transition, where: LoggedRecord, count: number): void;
+  /** The stored transition `id` has now occurred `count` times. */
+  count(id: string, count: number, line: number): void;
   evict(id: string, line: number): void;
 }
 
@@ -107,7 +120,12 @@ export async function readReplayLog(
         if (content.trim() !== '') {
           const entry = parseLine(content, file, line);
           if (entry.op === 'add')
-            visitor.add(entry.transition, { line, chunk: chunkIndex, start, end });
+            visitor.add(
+              entry.transition,
+              { line, chunk: chunkIndex, start, end },
+              entry.count ?? 1,
+            );
+          else if (entry.op === 'count') visitor.count(entry.id, entry.count, line);
           else visitor.evict(entry.id, line);
         }
         start = end + 1;
@@ -140,17 +158,22 @@ const SOURCES = new Set(['offline', 'synthetic', 'real']);
 const isNonEmptyString = (value: unknown): value is string =>
   typeof value === 'string' && value !== '';
 
+const isCount = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
+
 /**
  * True when `value` is a log entry whose fields used for indexing (ids, domain, task,
- * source, trajectory, state / action / next-state texts, instruction) have the types the
+ * source, trajectory, state / action / next-state texts, instruction, counts) have the types the
  * schema requires. The rest is validated before the record is served.
  */
 export function hasIndexedShape(value: unknown): value is ReplayLogEntry {
   if (typeof value !== 'object' || value === null) return false;
-  const entry = value as { op?: unknown; id?: unknown; transition?: unknown };
+  const entry = value as { op?: unknown; id?: unknown; transition?: unknown; count?: unknown };
   if (entry.op === 'evict') return isNonEmptyString(entry.id);
+  if (entry.op === 'count') return isNonEmptyString(entry.id) && isCount(entry.count);
   if (entry.op !== 'add' || typeof entry.transition !== 'object' || entry.transition === null)
     return false;
+  if (entry.count !== undefined && !isCount(entry.count)) return false;
   const t = entry.transition as Record<string, unknown>;
   const state = t.state as { text?: unknown } | null | undefined;
   const nextState = t.nextState as { text?: unknown } | null | undefined;

@@ -25,6 +25,12 @@ export interface RetrievalFilter {
 export interface ScoredTransition {
   transition: Transition;
   score: number;
+  /**
+   * Times this transition occurred: the buffer stores exact duplicates (same domain, state,
+   * action and next state) once and counts them. Absent means 1 (retrievers that keep no
+   * counts).
+   */
+  count?: number;
 }
 
 export interface TransitionRetriever {

@@ -53,6 +53,14 @@ export class SlotChains {
     return undefined;
   }
 
+  /** Calls `visit` with every slot held under `hash`, newest first. */
+  forEach(hash: number, visit: (slot: number) => void): void {
+    const { next, hashes } = this;
+    for (let slot = this.heads[hash & (this.heads.length - 1)]!; slot !== -1; slot = next[slot]!) {
+      if (hashes[slot] === hash) visit(slot);
+    }
+  }
+
   /** Forgets every slot. */
   clear(): void {
     this.heads = new Int32Array(1024).fill(-1);

@@ -164,6 +164,51 @@ export class TopK {
 }
 
 /**
+ * Keeps the `k` best candidates by score, then by count (more first), then by slot (older
+ * first): the final ranking of a search, where equal scores are common (transitions with
+ * the same state and action) and the more frequent outcome should be seen first.
+ */
+export class RankedTopK {
+  readonly slots: number[] = [];
+  readonly scores: number[] = [];
+  readonly counts: number[] = [];
+
+  constructor(readonly k: number) {}
+
+  /** Whether (`slot`, `score`, `count`) would enter the kept `k` now. */
+  admits(slot: number, score: number, count: number): boolean {
+    if (this.k <= 0) return false;
+    if (this.slots.length < this.k) return true;
+    return this.before(slot, score, count, this.k - 1);
+  }
+
+  offer(slot: number, score: number, count: number): void {
+    if (!this.admits(slot, score, count)) return;
+    let position = this.slots.length < this.k ? this.slots.length : this.k - 1;
+    while (position > 0 && this.before(slot, score, count, position - 1)) {
+      if (position < this.k) {
+        this.slots[position] = this.slots[position - 1]!;
+        this.scores[position] = this.scores[position - 1]!;
+        this.counts[position] = this.counts[position - 1]!;
+      }
+      position -= 1;
+    }
+    this.slots[position] = slot;
+    this.scores[position] = score;
+    this.counts[position] = count;
+  }
+
+  /** Whether the candidate ranks before the one kept at `position`. */
+  private before(slot: number, score: number, count: number, position: number): boolean {
+    const other = this.scores[position]!;
+    if (score !== other) return score > other;
+    const otherCount = this.counts[position]!;
+    if (count !== otherCount) return count > otherCount;
+    return slot < this.slots[position]!;
+  }
+}
+
+/**
  * Exact top-k by inner product over every slot that `accept` admits: the brute-force
  * typed-array scan (also the benchmark's baseline).
  */
