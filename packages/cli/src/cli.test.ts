@@ -4,6 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { TrajectorySchema } from '@dreamgym/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CommandIo, runCli } from './cli.js';
 
@@ -198,6 +199,50 @@ describe('dreamgym', () => {
       ),
     ).toBe(2);
     expect(again.err()).toMatch(/already holds a run.*--resume/);
+  });
+
+  it('data explore plays real ALFWorld episodes and writes them as trajectories', {
+    timeout: 120_000,
+  }, async () => {
+    const out = join(directory, 'exploration.jsonl');
+    const io = capture({ DREAMGYM_DATA_DIR: dataRoot() });
+    const code = await runCli(
+      [
+        'data',
+        'explore',
+        '--domain',
+        'alfworld',
+        '--out',
+        out,
+        '--episodes',
+        '2',
+        '--max-steps',
+        '4',
+        '--seed',
+        '7',
+      ],
+      io,
+    );
+    expect(io.err()).not.toMatch(/unexpected/);
+    expect(code).toBe(0);
+    const trajectories = (await readFile(out, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => TrajectorySchema.parse(JSON.parse(line)));
+    expect(trajectories).toHaveLength(2);
+    for (const trajectory of trajectories) {
+      expect(trajectory.source).toBe('offline');
+      expect(trajectory.steps.length).toBeGreaterThan(0);
+      expect(trajectory.steps.length).toBeLessThanOrEqual(4);
+      expect(trajectory.steps[0]!.observation.text).toMatch(
+        /ALFRED|You are in the middle of a room/,
+      );
+    }
+    expect(JSON.parse(io.out())).toMatchObject({ episodes: 2 });
+
+    const unknown = capture();
+    expect(await runCli(['data', 'fly'], unknown)).toBe(2);
+    expect(unknown.err()).toMatch(/Unknown data command "fly"\. Available: data explore/);
   });
 
   it('runs as the installed bin', async () => {
