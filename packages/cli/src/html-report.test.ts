@@ -24,17 +24,29 @@ function run(name: string, slope: number): ReportRun {
       syntheticTransitions: iteration * 1000,
       evaluations:
         iteration % 4 === 3
-          ? [
-              {
+          ? (['greedy', 'sampled'] as const).map((mode) => {
+              const rate = mode === 'greedy' ? successRate : successRate / 2;
+              return {
                 environment: 'real',
+                mode,
                 episodes: 134,
-                successRate,
-                successInterval95: wilsonInterval95(Math.round(successRate * 134), 134),
-                meanReward: successRate,
+                successRate: rate,
+                successInterval95: wilsonInterval95(Math.round(rate * 134), 134),
+                meanReward: rate,
                 meanSteps: 18,
-              },
-            ]
+              };
+            })
           : [],
+      ...(iteration % 4 === 3
+        ? {
+            syntheticToRealGap: {
+              tasks: 16,
+              syntheticSuccessRate: Math.min(1, successRate + 0.25),
+              realSuccessRate: successRate,
+              gap: Math.min(1, successRate + 0.25) - successRate,
+            },
+          }
+        : {}),
       seconds: 3,
     });
   });
@@ -47,6 +59,11 @@ describe('renderReport', () => {
     expect(html).toContain('full &#60;dreamgym&#62;');
     expect(html).not.toContain('<dreamgym>');
     expect(html).toMatch(/<td>87\.0% <span class="ci">\[\d+\.\d%, \d+\.\d%\] n=134<\/span><\/td>/);
+    expect(html).toMatch(/<td>43\.5% <span class="ci">/);
+    expect(html).toContain(
+      '<th>eval success (real, greedy)</th><th>eval success (real, sampled)</th>',
+    );
+    expect(html).toMatch(/<td>100\.0% vs 87\.0% <span class="ci">n=16<\/span><\/td>/);
     expect(html).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org)/);
   });
 
@@ -80,7 +97,7 @@ describe('the report in Debian Chromium', () => {
     await rm(directory, { recursive: true, force: true });
   });
 
-  it('renders four charts with drawn lines and the table', async () => {
+  it('renders five charts with drawn lines, the gap among them, and the table', async () => {
     const file = join(directory, 'report.html');
     await writeFile(file, renderReport([run('full', 0.07), run('no curriculum', 0.05)]));
     const browser = await chromium.launch({
@@ -107,7 +124,7 @@ describe('the report in Debian Chromium', () => {
           };
         }),
       );
-      expect(charts).toHaveLength(4);
+      expect(charts).toHaveLength(5);
       for (const chart of charts) {
         expect(chart.width).toBeGreaterThan(400);
         expect(chart.height).toBeGreaterThan(200);

@@ -1,6 +1,7 @@
 /**
  * `dreamgym report`: a self-contained HTML page (inline SVG, no scripts, no network) with
- * success rate, reward and task-pool growth per iteration, and the ablation table.
+ * success rate, reward, task-pool growth and the synthetic-to-real gap per iteration, and
+ * the ablation table (every evaluation environment and mode, with intervals).
  */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -52,13 +53,36 @@ function lastEvaluations(run: ReportRun): EvaluationMetrics[] {
   return withEvaluations.at(-1)?.evaluations ?? [];
 }
 
-function evaluationSeries(run: ReportRun, environment: 'synthetic' | 'real'): ChartSeries {
+type EvaluationKind = { environment: 'synthetic' | 'real'; mode: 'greedy' | 'sampled' };
+
+/** The (environment, mode) pairs evaluated in any of the runs, in a fixed order. */
+function evaluationKinds(runs: readonly ReportRun[]): EvaluationKind[] {
+  const kinds: EvaluationKind[] = [];
+  for (const environment of ['real', 'synthetic'] as const) {
+    for (const mode of ['greedy', 'sampled'] as const) {
+      const present = runs.some((run) =>
+        run.metrics.some((record) =>
+          record.evaluations.some(
+            (evaluation) => evaluation.environment === environment && evaluation.mode === mode,
+          ),
+        ),
+      );
+      if (present) kinds.push({ environment, mode });
+    }
+  }
+  return kinds;
+}
+
+function evaluationSeries(run: ReportRun, kind: EvaluationKind): ChartSeries {
   return {
-    name: `${run.name} (eval, ${environment})`,
+    name: `${run.name} (eval, ${kind.environment}, ${kind.mode})`,
     dashed: true,
     points: run.metrics.flatMap((record) =>
       record.evaluations
-        .filter((evaluation) => evaluation.environment === environment)
+        .filter(
+          (evaluation) =>
+            evaluation.environment === kind.environment && evaluation.mode === kind.mode,
+        )
         .map((evaluation): [number, number] => [record.iteration, evaluation.successRate]),
     ),
   };
@@ -67,16 +91,40 @@ function evaluationSeries(run: ReportRun, environment: 'synthetic' | 'real'): Ch
 /** Renders the report page for one or more runs (several runs form the ablation table). */
 export function renderReport(runs: ReportRun[], options: { title?: string } = {}): string {
   const title = options.title ?? 'DreamGym training report';
+  const kinds = evaluationKinds(runs);
   const successSeries: ChartSeries[] = runs.flatMap((run, colorIndex) => [
     {
       name: `${run.name} (train)`,
       colorIndex,
       points: run.metrics.map((record): [number, number] => [record.iteration, record.successRate]),
     },
-    ...(['synthetic', 'real'] as const)
-      .map((environment) => ({ ...evaluationSeries(run, environment), colorIndex }))
+    ...kinds
+      .map((kind) => ({ ...evaluationSeries(run, kind), colorIndex }))
       .filter((series) => series.points.length > 0),
   ]);
+  const gapSeries: ChartSeries[] = runs.flatMap((run, colorIndex) => {
+    const measured = run.metrics.filter((record) => record.syntheticToRealGap !== undefined);
+    if (measured.length === 0) return [];
+    return [
+      {
+        name: `${run.name} (synthetic)`,
+        colorIndex,
+        points: measured.map((record): [number, number] => [
+          record.iteration,
+          record.syntheticToRealGap!.syntheticSuccessRate,
+        ]),
+      },
+      {
+        name: `${run.name} (real)`,
+        colorIndex,
+        dashed: true,
+        points: measured.map((record): [number, number] => [
+          record.iteration,
+          record.syntheticToRealGap!.realSuccessRate,
+        ]),
+      },
+    ];
+  });
   const rewardSeries: ChartSeries[] = runs.map((run) => ({
     name: run.name,
     points: run.metrics.map((record): [number, number] => [record.iteration, record.meanReward]),
@@ -105,13 +153,19 @@ export function renderReport(runs: ReportRun[], options: { title?: string } = {}
   const rows = runs.map((run) => {
     const last = run.metrics.at(-1);
     const evaluations = lastEvaluations(run);
-    const evaluationCell = (environment: 'synthetic' | 'real') => {
-      const evaluation = evaluations.find((candidate) => candidate.environment === environment);
+    const evaluationCell = (kind: EvaluationKind) => {
+      const evaluation = evaluations.find(
+        (candidate) => candidate.environment === kind.environment && candidate.mode === kind.mode,
+      );
       if (!evaluation) return '<td>–</td>';
       const [low, high] = evaluation.successInterval95;
       return `<td>${percent(evaluation.successRate)} <span class="ci">[${percent(low)}, ${percent(high)}] n=${evaluation.episodes}</span></td>`;
     };
-    return `<tr><th>${escapeHtml(run.name)}</th><td>${run.metrics.length}</td><td>${last ? percent(last.successRate) : '–'}</td>${evaluationCell('synthetic')}${evaluationCell('real')}<td>${last?.realTransitions ?? 0}</td><td>${last?.syntheticTransitions ?? 0}</td><td>${last?.poolSize ?? 0}</td></tr>`;
+    const gap = run.metrics.findLast((record) => record.syntheticToRealGap)?.syntheticToRealGap;
+    const gapCell = gap
+      ? `<td>${percent(gap.syntheticSuccessRate)} vs ${percent(gap.realSuccessRate)} <span class="ci">n=${gap.tasks}</span></td>`
+      : '<td>–</td>';
+    return `<tr><th>${escapeHtml(run.name)}</th><td>${run.metrics.length}</td><td>${last ? percent(last.successRate) : '–'}</td>${kinds.map(evaluationCell).join('')}${gapCell}<td>${last?.realTransitions ?? 0}</td><td>${last?.syntheticTransitions ?? 0}</td><td>${last?.poolSize ?? 0}</td></tr>`;
   });
 
   const configs = runs
@@ -147,15 +201,16 @@ ${lineChart({ title: 'Success rate per iteration', xLabel: 'iteration', yLabel: 
 ${lineChart({ title: 'Mean episode reward', xLabel: 'iteration', yLabel: 'reward', series: rewardSeries })}
 ${lineChart({ title: 'Task pool growth', xLabel: 'iteration', yLabel: 'tasks', series: poolSeries })}
 ${lineChart({ title: 'Replay buffer size', xLabel: 'iteration', yLabel: 'transitions', series: bufferSeries })}
+${gapSeries.length > 0 ? lineChart({ title: 'Synthetic-to-real gap (training tasks)', xLabel: 'iteration', yLabel: 'success rate', series: gapSeries, yRange: [0, 1] }) : ''}
 </div>
 <h2>Runs and ablations</h2>
 <table>
-<thead><tr><th>run</th><th>iterations</th><th>final train success</th><th>eval success (synthetic)</th><th>eval success (real)</th><th>real transitions</th><th>synthetic transitions</th><th>task pool</th></tr></thead>
+<thead><tr><th>run</th><th>iterations</th><th>final train success</th>${kinds.map((kind) => `<th>eval success (${kind.environment}, ${kind.mode})</th>`).join('')}<th>synthetic vs real on training tasks</th><th>real transitions</th><th>synthetic transitions</th><th>task pool</th></tr></thead>
 <tbody>
 ${rows.join('\n')}
 </tbody>
 </table>
-<p class="ci">Brackets: 95% Wilson interval and the number of evaluation episodes.</p>
+<p class="ci">Brackets: 95% Wilson interval and the number of evaluation episodes. The synthetic-to-real column plays the same policy on the same training tasks in both environments (the gap the paper's Theorem 1 bounds).</p>
 ${configs.join('\n')}
 </body>
 </html>
