@@ -33,11 +33,17 @@ describe('ModelTransport through a client', () => {
       { baseURL: server.url, model: 'm' },
       { random: new SeededRandom(1), env: {} },
     );
+    const controller = new AbortController();
     const started = performance.now();
     const pending = model.complete({
       messages: [{ role: 'user', content: 'hi' }],
-      signal: AbortSignal.timeout(100),
+      signal: controller.signal,
     });
+    // Abort once the first attempt has reached the server (however loaded the machine is),
+    // while the client waits out the 30 s Retry-After or reads the 429.
+    while (server.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    controller.abort();
     await expect(pending).rejects.toThrow();
     expect(performance.now() - started).toBeLessThan(2_000);
     expect(server.requests).toHaveLength(1);
