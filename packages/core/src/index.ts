@@ -15,6 +15,7 @@ export type {
   DomainPrompts,
   ParsedAction,
 } from './adapter.js';
+export * from './annotate/index.js';
 export * from './curriculum/index.js';
 export {
   ActionParseError,

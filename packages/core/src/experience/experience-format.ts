@@ -102,6 +102,14 @@ function fit(text: string, tokens: number, count: TokenCounter): string {
   return `${text.slice(0, end)}...`;
 }
 
+/** The answer schema of {@link compactExperienceFormat}. */
+export type CompactExperienceOutputSchema = z.ZodObject<{
+  reasoning: z.ZodString;
+  nextState: z.ZodString;
+  done: z.ZodBoolean;
+  success: z.ZodBoolean;
+}>;
+
 /**
  * The small-model format. Its answer is
  * `{"reasoning": "<= reasoningChars", "nextState": "<= nextStateChars", "done": bool, "success": bool}`;
@@ -109,11 +117,11 @@ function fit(text: string, tokens: number, count: TokenCounter): string {
  */
 export function compactExperienceFormat(
   options: CompactExperienceFormatOptions = {},
-): ExperiencePromptFormat {
+): ExperiencePromptFormat<CompactExperienceOutputSchema> {
   const reasoningChars = options.reasoningChars ?? 160;
   const nextStateChars = options.nextStateChars ?? 700;
   const maxDemos = options.demos ?? 3;
-  const schema = z.object({
+  const schema: CompactExperienceOutputSchema = z.object({
     /** R_t, short: what the action does here and why. */
     reasoning: z.string().max(reasoningChars),
     /** s_{t+1}, in the environment's own words. */
@@ -169,10 +177,7 @@ export function compactExperienceFormat(
         demoIds,
       };
     },
-    read: (value) => {
-      const output = value as z.output<typeof schema>;
-      return { ...output, reward: output.done && output.success ? 1 : 0 };
-    },
+    read: (value) => ({ ...value, reward: value.done && value.success ? 1 : 0 }),
     target: (outcome) =>
       JSON.stringify({
         reasoning: outcome.reasoning.slice(0, reasoningChars),

@@ -13,6 +13,7 @@ export {
 } from './episode-consistency.js';
 export {
   type CompactExperienceFormatOptions,
+  type CompactExperienceOutputSchema,
   compactExperienceFormat,
   type ExperiencePromptFormat,
   type ExperienceTarget,
