@@ -4,6 +4,7 @@
  */
 import { DreamGymError } from '@dreamgym/core';
 import { type Command, type CommandIo, fail } from './command-arguments.js';
+import { annotateCommand } from './commands/annotate.js';
 import { dataExploreCommand } from './commands/data-explore.js';
 import { evalCommand } from './commands/eval.js';
 import { modelPullCommand } from './commands/model-pull.js';
@@ -22,6 +23,7 @@ export const COMMANDS: readonly Command[] = [
   dataExploreCommand,
   modelPullCommand,
   modelServeCommand,
+  annotateCommand,
   serveCommand,
 ];
 

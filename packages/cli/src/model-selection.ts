@@ -1,7 +1,39 @@
 /**
- * Model selection for the CLI: `@dreamgym/llama` (an optional install) loaded on demand.
+ * Model selection for the CLI: the flags that choose every model-backed part of a run and
+ * the function that builds them.
+ *
+ *   --experience embedded|llm|hybrid    --policy linear|llm    --task-generator mutation|llm
+ *   --embedder hashing|openai           --model local|PATH.gguf|NAME   --base-url URL
+ *
+ * `--model local` (the default) or a GGUF path runs the model in process through
+ * `@dreamgym/llama` (an optional install, loaded on demand); `--base-url URL --model NAME`
+ * talks to any OpenAI-compatible server instead. One chat model is shared by every part that
+ * needs one. Commands spread {@link MODEL_SELECTION_FLAGS} into their flags, read them with
+ * {@link parseModelSelection}, and call {@link selectModels}.
  */
-import { type ChatModel, ConfigError, type ContinuationScorer } from '@dreamgym/core';
+import { resolve } from 'node:path';
+import {
+  type ChatModel,
+  ChatModelPolicy,
+  ConfigError,
+  type ContinuationScorer,
+  compactExperienceFormat,
+  type DomainAdapter,
+  type EmbeddingModel,
+  type ExperienceModel,
+  GroundedHybridExperienceModel,
+  HashingEmbedder,
+  LlmTaskGenerator,
+  MutationTaskGenerator,
+  OpenAICompatibleChatModel,
+  OpenAICompatibleEmbeddingModel,
+  OpenAICompatibleScorer,
+  type Policy,
+  ReasoningExperienceModel,
+  standardExperienceFormat,
+  type TaskGenerator,
+} from '@dreamgym/core';
+import { decimal, type FlagSpecs, type FlagValues, fail, integer } from './command-arguments.js';
 
 /** The parts of a `@dreamgym/llama` `LlamaChatModel` the CLI uses. */
 export interface LocalChatModel extends ChatModel, ContinuationScorer {
@@ -77,5 +109,328 @@ export async function loadLlamaRuntime(): Promise<LlamaRuntime> {
       `Local models need the package ${LLAMA_PACKAGE}, which could not be loaded (${(error as Error).message}). Install it next to the CLI: npm install ${LLAMA_PACKAGE}. Or use a model server: --base-url URL --model NAME.`,
       { field: 'model', cause: error },
     );
+  }
+}
+
+/** The model-selection flags, for a command's `parseFlags` (spread them into its own). */
+export const MODEL_SELECTION_FLAGS: FlagSpecs = {
+  experience: { type: 'string' },
+  policy: { type: 'string' },
+  'task-generator': { type: 'string' },
+  embedder: { type: 'string' },
+  model: { type: 'string' },
+  'base-url': { type: 'string' },
+  'experience-format': { type: 'string' },
+  'embedding-model': { type: 'string' },
+  'embedding-base-url': { type: 'string' },
+  'model-concurrency': { type: 'string' },
+  'model-context-size': { type: 'string' },
+  'model-threads': { type: 'string' },
+  'experience-temperature': { type: 'string' },
+};
+
+/** The usage text of {@link MODEL_SELECTION_FLAGS}, for a command's `--help`. */
+export const MODEL_SELECTION_USAGE = `Models:
+  --experience embedded|llm|hybrid   experience model: retrieval over real transitions (default),
+                             the reasoning LLM, or the LLM grounded by retrieval
+  --policy linear|llm        the policy: linear softmax (default) or the LLM (ChatModelPolicy)
+  --task-generator mutation|llm   curriculum task generator (default mutation)
+  --embedder hashing|openai  replay-buffer embedder (default hashing)
+  --model local|PATH.gguf|NAME   the LLM: local (SmolLM2-135M-Instruct in process, the
+                             default), any GGUF file, or with --base-url the served model's name
+  --base-url URL             an OpenAI-compatible server (vLLM, SGLang, Ollama, dreamgym model serve)
+  --experience-format compact|standard   experience prompt (default: compact for local models)
+  --experience-temperature X sampling temperature of the experience model (default 0)
+  --embedding-model NAME     embedding model for --embedder openai
+  --embedding-base-url URL   its server (default --base-url)
+  --model-concurrency N  --model-context-size N  --model-threads N   local model settings`;
+
+/** What the flags chose. */
+export interface ModelSelection {
+  experience: 'embedded' | 'llm' | 'hybrid';
+  policy: 'linear' | 'llm';
+  taskGenerator: 'mutation' | 'llm';
+  embedder: 'hashing' | 'openai';
+  /** `local`, a GGUF path, a known local model name, or (with `baseUrl`) the served model's name. */
+  model: string;
+  baseUrl?: string;
+  experienceFormat?: 'compact' | 'standard';
+  experienceTemperature: number;
+  embeddingModel?: string;
+  embeddingBaseUrl?: string;
+  /** Local model settings. */
+  concurrency?: number;
+  contextSize?: number;
+  threads?: number;
+}
+
+function choice<T extends string>(
+  values: FlagValues,
+  flag: string,
+  allowed: readonly T[],
+  fallback: T,
+): T {
+  const value = values[flag];
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
+    fail(`--${flag} must be ${allowed.join(' or ')}, got "${String(value)}".`, `--${flag}`);
+  }
+  return value as T;
+}
+
+/** Reads the model-selection flags; throws a `ConfigError` naming the flag at fault. */
+export function parseModelSelection(values: FlagValues): ModelSelection {
+  const string = (flag: string) => values[flag] as string | undefined;
+  const baseUrl = string('base-url');
+  const model = string('model') ?? (baseUrl ? undefined : 'local');
+  if (model === undefined) {
+    fail('--base-url needs --model NAME: the model name the server serves.', '--model');
+  }
+  if (baseUrl !== undefined) {
+    if (!/^https?:\/\/.+/.test(baseUrl)) {
+      fail(
+        `--base-url must be an http(s) URL such as http://127.0.0.1:8000/v1, got "${baseUrl}".`,
+        '--base-url',
+      );
+    }
+    if (model === 'local' || /\.gguf$/i.test(model)) {
+      fail(
+        `--model ${model} is a local model; drop --base-url to run it in process, or name the served model.`,
+        '--model',
+      );
+    }
+  }
+  const embedder = choice(values, 'embedder', ['hashing', 'openai'] as const, 'hashing');
+  const embeddingBaseUrl = string('embedding-base-url') ?? baseUrl;
+  const embeddingModel = string('embedding-model');
+  if (embedder === 'openai' && (embeddingBaseUrl === undefined || embeddingModel === undefined)) {
+    fail(
+      '--embedder openai needs --embedding-model NAME and a server (--embedding-base-url URL or --base-url URL).',
+      '--embedder',
+    );
+  }
+  const experienceFormat = string('experience-format');
+  if (
+    experienceFormat !== undefined &&
+    experienceFormat !== 'compact' &&
+    experienceFormat !== 'standard'
+  ) {
+    fail(
+      `--experience-format must be compact or standard, got "${experienceFormat}".`,
+      '--experience-format',
+    );
+  }
+  const temperature = decimal(string('experience-temperature'), '--experience-temperature') ?? 0;
+  if (temperature < 0 || temperature > 2) {
+    fail(
+      `--experience-temperature must be between 0 and 2, got ${temperature}.`,
+      '--experience-temperature',
+    );
+  }
+  const concurrency = integer(string('model-concurrency'), '--model-concurrency');
+  const contextSize = integer(string('model-context-size'), '--model-context-size');
+  const threads = integer(string('model-threads'), '--model-threads');
+  return {
+    experience: choice(values, 'experience', ['embedded', 'llm', 'hybrid'] as const, 'embedded'),
+    policy: choice(values, 'policy', ['linear', 'llm'] as const, 'linear'),
+    taskGenerator: choice(values, 'task-generator', ['mutation', 'llm'] as const, 'mutation'),
+    embedder,
+    model,
+    ...(baseUrl === undefined ? {} : { baseUrl }),
+    ...(experienceFormat === undefined
+      ? {}
+      : { experienceFormat: experienceFormat as 'compact' | 'standard' }),
+    experienceTemperature: temperature,
+    ...(embeddingModel === undefined ? {} : { embeddingModel }),
+    ...(embedder === 'openai' && embeddingBaseUrl !== undefined ? { embeddingBaseUrl } : {}),
+    ...(concurrency === undefined ? {} : { concurrency }),
+    ...(contextSize === undefined ? {} : { contextSize }),
+    ...(threads === undefined ? {} : { threads }),
+  };
+}
+
+/** Whether any part of `selection` needs the LLM. */
+export function usesChatModel(selection: ModelSelection): boolean {
+  return (
+    selection.experience !== 'embedded' ||
+    selection.policy === 'llm' ||
+    selection.taskGenerator === 'llm'
+  );
+}
+
+/** Where the CLI runs: environment (API keys, model cache) and working folder. */
+export interface SelectionEnvironment {
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+/** The LLM of a selection, opened: in process or behind a server. */
+export interface OpenedChatModel {
+  chat: ChatModel;
+  scorer: ContinuationScorer;
+  /** The local model, when it runs in process. */
+  local?: LocalChatModel;
+  /** Exact token counter of a local model. */
+  countTokens?: (text: string) => number;
+  dispose(): Promise<void>;
+}
+
+/** Opens the selection's LLM: `@dreamgym/llama` for local models, an OpenAI-compatible client otherwise. */
+export async function openChatModel(
+  selection: Pick<ModelSelection, 'model' | 'baseUrl' | 'concurrency' | 'contextSize' | 'threads'>,
+  where: SelectionEnvironment,
+): Promise<OpenedChatModel> {
+  if (selection.baseUrl !== undefined) {
+    const client = { baseURL: selection.baseUrl, model: selection.model };
+    const dependencies = { env: where.env };
+    return {
+      chat: new OpenAICompatibleChatModel(client, dependencies),
+      scorer: new OpenAICompatibleScorer(client, dependencies),
+      dispose: async () => {},
+    };
+  }
+  const runtime = await loadLlamaRuntime();
+  const spec = selection.model;
+  const local = await runtime.LlamaChatModel.load({
+    model: /\.gguf$/i.test(spec) ? resolve(where.cwd, spec) : spec,
+    modelDirectory: runtime.modelCacheDirectory(where.env),
+    ...(selection.concurrency === undefined ? {} : { concurrency: selection.concurrency }),
+    ...(selection.contextSize === undefined ? {} : { contextSize: selection.contextSize }),
+    ...(selection.threads === undefined ? {} : { threads: selection.threads }),
+  });
+  return {
+    chat: local,
+    scorer: local,
+    local,
+    countTokens: local.countTokens,
+    dispose: () => local.dispose(),
+  };
+}
+
+/** What {@link selectModels} needs of the run. */
+export interface SelectionContext extends SelectionEnvironment {
+  /** The domain. */
+  adapter: DomainAdapter;
+  /** The embedded experience model of the domain (`setUpDomain(...).experienceModel`): `embedded`, and the grounding of `hybrid`. */
+  retrievalModel: ExperienceModel;
+  /** Progress lines. */
+  log?: (message: string) => void;
+}
+
+/** The parts a selection produced. `undefined` parts keep the command's embedded defaults. */
+export interface SelectedModels {
+  selection: ModelSelection;
+  experienceModel: ExperienceModel;
+  /** The LLM policy; undefined for `--policy linear` (the command builds its LinearSoftmaxPolicy). */
+  policy?: Policy;
+  taskGenerator: TaskGenerator;
+  /** The replay buffer's embedder. */
+  embedder: EmbeddingModel;
+  /** The shared LLM, when a part uses one. */
+  chat?: ChatModel;
+  /** Log-probability scoring by the same LLM (for LLM policies choosing among candidates). */
+  scorer?: ContinuationScorer;
+  /** The in-process model, when local. */
+  local?: LocalChatModel;
+  /** One line per part, for the run log. */
+  describe(): string[];
+  /** Frees the local model. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * Builds every model-backed part the selection names. Throws `ConfigError` for impossible
+ * combinations and `ModelFileError` for a local model that is not there.
+ */
+export async function selectModels(
+  selection: ModelSelection,
+  context: SelectionContext,
+): Promise<SelectedModels> {
+  const { adapter } = context;
+  const embedder: EmbeddingModel =
+    selection.embedder === 'openai'
+      ? new OpenAICompatibleEmbeddingModel(
+          { baseURL: selection.embeddingBaseUrl!, model: selection.embeddingModel! },
+          { env: context.env },
+        )
+      : new HashingEmbedder({ dimension: 256 });
+  const opened = usesChatModel(selection) ? await openChatModel(selection, context) : undefined;
+  const describe: string[] = [];
+  const chatName = opened
+    ? opened.local
+      ? `${opened.local.name} in process (${opened.local.path})`
+      : `${selection.model} at ${selection.baseUrl}`
+    : undefined;
+  try {
+    let experienceModel = context.retrievalModel;
+    if (selection.experience !== 'embedded') {
+      const format =
+        (selection.experienceFormat ?? (opened?.local ? 'compact' : 'standard')) === 'compact'
+          ? compactExperienceFormat()
+          : standardExperienceFormat;
+      const reasoning = new ReasoningExperienceModel({
+        chat: opened!.chat,
+        environmentDescription: adapter.prompts.environmentDescription,
+        format,
+        temperature: selection.experienceTemperature,
+        ...(opened?.countTokens ? { countTokens: opened.countTokens } : {}),
+      });
+      experienceModel =
+        selection.experience === 'hybrid'
+          ? new GroundedHybridExperienceModel({
+              retrieval: context.retrievalModel,
+              reasoning,
+              parseAction: (text) => adapter.parseAction(text),
+            })
+          : reasoning;
+      describe.push(
+        `experience model: ${selection.experience === 'hybrid' ? 'grounded hybrid of retrieval and ' : ''}the reasoning LLM ${chatName} (${format.name} prompt, temperature ${selection.experienceTemperature})`,
+      );
+    } else {
+      describe.push(`experience model: ${experienceModel.id} (embedded)`);
+    }
+    const policy =
+      selection.policy === 'llm'
+        ? new ChatModelPolicy({
+            model: opened!.chat,
+            agentInstructions: adapter.prompts.agentInstructions,
+            environmentDescription: adapter.prompts.environmentDescription,
+            parseAction: (text) => adapter.parseAction(text),
+            invalidActionFallback: 'first-candidate',
+          })
+        : undefined;
+    describe.push(
+      policy ? `policy: ChatModelPolicy on ${chatName}` : 'policy: linear softmax (embedded)',
+    );
+    const taskGenerator: TaskGenerator =
+      selection.taskGenerator === 'llm'
+        ? new LlmTaskGenerator({ model: opened!.chat, adapter, embedder })
+        : new MutationTaskGenerator({ adapter, embedder });
+    describe.push(
+      selection.taskGenerator === 'llm'
+        ? `task generator: LLM (${chatName})`
+        : "task generator: the adapter's mutations (embedded)",
+    );
+    describe.push(
+      selection.embedder === 'openai'
+        ? `embedder: ${selection.embeddingModel} at ${selection.embeddingBaseUrl}`
+        : 'embedder: hashing (embedded, 256 dimensions)',
+    );
+    return {
+      selection,
+      experienceModel,
+      ...(policy ? { policy } : {}),
+      taskGenerator,
+      embedder,
+      ...(opened ? { chat: opened.chat, scorer: opened.scorer } : {}),
+      ...(opened?.local ? { local: opened.local } : {}),
+      describe: () => [...describe],
+      dispose: async () => {
+        await opened?.dispose();
+      },
+    };
+  } catch (error) {
+    await opened?.dispose();
+    throw error;
   }
 }
