@@ -5,6 +5,9 @@
  * LLM refinement of the tree, the WebArena action grammar with its executor and candidate
  * actions, a trajectory recorder, and MiniWoB++ task pages served locally.
  */
+
+/** Playwright's types that the environment's hooks and evaluators receive. */
+export type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 export {
   executeWebAction,
   type WebActionContext,

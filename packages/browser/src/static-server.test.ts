@@ -1,3 +1,6 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { serveDirectory } from './static-server.js';
 import { TEST_PAGES_DIRECTORY } from './test-pages.test-support.js';
@@ -16,6 +19,24 @@ describe('serveDirectory', () => {
     } finally {
       await server.close();
       await server.close();
+    }
+  });
+
+  it('redirects a directory without its slash, and serves its index.html', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'dreamgym-static-'));
+    await mkdir(join(root, 'shop', 'cart'), { recursive: true });
+    await writeFile(join(root, 'shop', 'cart', 'index.html'), '<title>Cart</title>');
+    const server = await serveDirectory(root);
+    try {
+      const moved = await fetch(`${server.url}shop/cart?item=1`, { redirect: 'manual' });
+      expect(moved.status).toBe(301);
+      expect(moved.headers.get('location')).toBe('/shop/cart/?item=1');
+      expect(await (await fetch(`${server.url}shop/cart?item=1`)).text()).toBe(
+        '<title>Cart</title>',
+      );
+    } finally {
+      await server.close();
+      await rm(root, { recursive: true, force: true });
     }
   });
 

@@ -50,8 +50,8 @@ export interface ServeDirectoryOptions {
 }
 
 /**
- * Serves the files under `root` over HTTP (GET and HEAD; `/dir/` serves `dir/index.html`).
- * Paths outside `root` are refused.
+ * Serves the files under `root` over HTTP (GET and HEAD; `/dir/` serves `dir/index.html`,
+ * `/dir` redirects there). Paths outside `root` are refused.
  *
  * @throws EnvironmentError when the port cannot be bound.
  * @example
@@ -77,6 +77,12 @@ export async function serveDirectory(
         return;
       }
       let info = await stat(file).catch(() => undefined);
+      if (info?.isDirectory() && !pathname.endsWith('/')) {
+        // As web servers do: relative links inside resolve against the directory.
+        const search = new URL(request.url ?? '/', 'http://host').search;
+        response.writeHead(301, { location: `${encodeURI(pathname)}/${search}` }).end();
+        return;
+      }
       if (info?.isDirectory()) {
         file = join(file, 'index.html');
         info = await stat(file).catch(() => undefined);
