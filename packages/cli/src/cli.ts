@@ -6,6 +6,7 @@ import { DreamGymError } from '@dreamgym/core';
 import { type Command, type CommandIo, fail } from './command-arguments.js';
 import { annotateCommand } from './commands/annotate.js';
 import { dataExploreCommand } from './commands/data-explore.js';
+import { dataRecordCommand } from './commands/data-record.js';
 import { evalCommand } from './commands/eval.js';
 import { modelPullCommand } from './commands/model-pull.js';
 import { modelServeCommand } from './commands/model-serve.js';
@@ -21,6 +22,7 @@ export const COMMANDS: readonly Command[] = [
   evalCommand,
   reportCommand,
   dataExploreCommand,
+  dataRecordCommand,
   modelPullCommand,
   modelServeCommand,
   annotateCommand,
