@@ -76,6 +76,8 @@ export function createAlfworldAdapter(options: AlfworldAdapterOptions = {}): Alf
       download: (dir, downloadOptions) => downloadAlfworldData(dir, downloadOptions),
     },
     prompts: alfworldPrompts,
+    // The engine runs locally (it starts with the adapter): evaluate for real on valid_seen.
+    defaults: { evaluationSplit: 'valid_seen', evaluationEnvironment: 'real' },
     experienceHints: alfworldExperienceHints,
     mutateTask(task, random) {
       if (vocabulary === undefined && dataDir !== undefined) {

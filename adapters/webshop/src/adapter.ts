@@ -112,6 +112,12 @@ export function createWebshopAdapter(options: WebshopAdapterOptions = {}): Websh
       download: (dir, downloadOptions) => downloadWebshopData(dir, downloadOptions),
     },
     prompts: webshopPrompts,
+    // The real WebShop needs a server with the product catalogue: evaluate in the synthetic
+    // environment unless one is configured. Goals 500-1499 are the evaluation split.
+    defaults: {
+      evaluationSplit: 'eval',
+      evaluationEnvironment: (real?.url ?? process.env.DREAMGYM_WEBSHOP_URL) ? 'real' : 'synthetic',
+    },
     experienceHints: webshopExperienceHints,
     mutateTask(task, random) {
       if (vocabulary === undefined && dataDir !== undefined) {

@@ -31,7 +31,7 @@ afterAll(async () => {
   await rm(directory, { recursive: true, force: true });
 });
 
-it('dreamgym train --domain webshop trains on the embedded defaults and evaluates on eval goals', {
+it('dreamgym train --domain webshop trains on the embedded defaults and evaluates on eval goals by default', {
   timeout: 180_000,
 }, async () => {
   const dataDir = webshopDataDirectory();
@@ -56,12 +56,8 @@ it('dreamgym train --domain webshop trains on the embedded defaults and evaluate
       runDirectory,
       '--train-tasks',
       '12',
-      '--eval-split',
-      'eval',
       '--eval-tasks',
       '4',
-      '--eval-env',
-      'synthetic',
       '--iterations',
       '2',
       '--tasks-per-iteration',
@@ -88,10 +84,11 @@ it('dreamgym train --domain webshop trains on the embedded defaults and evaluate
   expect(err).toMatch(/12 seed tasks, 4 eval tasks, [1-9]\d* offline transitions/);
   expect(out).toMatch(/before training.*\d+\.\d%/);
   expect(out).toMatch(/after +training.*\d+\.\d%/);
-  const setup = JSON.parse(await readFile(join(runDirectory, 'setup.json'), 'utf8')) as {
-    evalSplit: string;
+  // The adapter's defaults: eval goals, and the synthetic environment (no WebShop server set).
+  const config = JSON.parse(await readFile(join(runDirectory, 'config.json'), 'utf8')) as {
+    evaluation: { environments: string[] };
   };
-  expect(setup.evalSplit).toBe('eval');
+  expect(config.evaluation.environments).toEqual(['synthetic']);
   const metrics = (await readFile(join(runDirectory, 'metrics.jsonl'), 'utf8')).trim().split('\n');
   expect(metrics.length).toBeGreaterThanOrEqual(2);
 });

@@ -32,8 +32,8 @@ export const DomainSetupOptionsSchema = z.object({
   adapterPackage: z.string().min(1).optional(),
   /** Seed tasks: the first N training tasks (default all). */
   trainTasks: z.number().int().positive().optional(),
-  /** Split of the evaluation tasks. */
-  evalSplit: z.string().min(1).default('valid_seen'),
+  /** Split of the evaluation tasks (default: the adapter's, e.g. `valid_seen` for ALFWorld). */
+  evalSplit: z.string().min(1).optional(),
   /** Evaluation tasks: the first N of the split (default all). */
   evalTasks: z.number().int().positive().optional(),
   /** Extra offline trajectories (JSONL of core Trajectory records), e.g. from `dreamgym data explore`. */
@@ -51,6 +51,8 @@ export interface DomainSetup {
   adapter: DomainAdapter;
   seedTasks: Task[];
   evaluationTasks: Task[];
+  /** The split the evaluation tasks come from. */
+  evaluationSplit: string;
   /** The replay buffer holding the offline transitions only. */
   replayBuffer: ReplayBuffer;
   experienceModel: RetrievalExperienceModel;
@@ -97,9 +99,16 @@ export async function setUpDomain(
       ...(options.trainTasks === undefined ? {} : { limit: options.trainTasks }),
     }),
   );
+  const evaluationSplit = options.evalSplit ?? adapter.defaults?.evaluationSplit;
+  if (evaluationSplit === undefined) {
+    throw new ConfigError(
+      `The ${options.domain} adapter names no default evaluation split: pass --eval-split NAME.`,
+      { field: 'evalSplit' },
+    );
+  }
   const evaluationTasks = await collect(
     adapter.datasets.tasks.load(options.data, {
-      splits: [options.evalSplit],
+      splits: [evaluationSplit],
       ...(options.evalTasks === undefined ? {} : { limit: options.evalTasks }),
     }),
   );
@@ -120,12 +129,13 @@ export async function setUpDomain(
   const replayBuffer = ReplayBuffer.create({ embedder, index: { type: index } });
   await replayBuffer.add(transitions);
   log(
-    `${options.domain}: ${seedTasks.length} seed tasks, ${evaluationTasks.length} ${options.evalSplit} tasks, ${replayBuffer.size} offline transitions (${index} index, ${((performance.now() - started) / 1000).toFixed(1)} s)`,
+    `${options.domain}: ${seedTasks.length} seed tasks, ${evaluationTasks.length} ${evaluationSplit} tasks, ${replayBuffer.size} offline transitions (${index} index, ${((performance.now() - started) / 1000).toFixed(1)} s)`,
   );
   return {
     adapter,
     seedTasks,
     evaluationTasks,
+    evaluationSplit,
     replayBuffer,
     experienceModel: new RetrievalExperienceModel({
       parseAction: (text) => adapter.parseAction(text),

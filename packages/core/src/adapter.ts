@@ -56,6 +56,17 @@ export interface DomainPrompts {
   taskGenerationGuidance: string;
 }
 
+/** What the CLI uses for a domain when the user does not say otherwise. */
+export interface DomainDefaults {
+  /** Split of the evaluation tasks (`valid_seen` for ALFWorld, `eval` for WebShop). */
+  evaluationSplit: string;
+  /**
+   * Where to evaluate: `real` when the real environment runs without extra set-up (a local
+   * engine, a configured server), else `synthetic`.
+   */
+  evaluationEnvironment: 'real' | 'synthetic';
+}
+
 /** Everything DreamGym needs to know about one domain. */
 export interface DomainAdapter<RawObservation = unknown, RealOptions = unknown> {
   /** Domain name, equal to `Task.domain` of its tasks (`alfworld`, `webshop`...). */
@@ -71,6 +82,8 @@ export interface DomainAdapter<RawObservation = unknown, RealOptions = unknown> 
   candidateActions(observation: Observation, history: readonly Step[]): string[];
   readonly datasets: DomainDatasets;
   readonly prompts: DomainPrompts;
+  /** Defaults the CLI applies when no flag or config names them. */
+  readonly defaults?: DomainDefaults;
   /**
    * What the domain's actions do to what the agent has seen (revisits, taking, placing),
    * so the embedded `RetrievalExperienceModel` keeps synthetic episodes consistent.

@@ -12,6 +12,7 @@ export type {
   DatasetLoadOptions,
   DomainAdapter,
   DomainDatasets,
+  DomainDefaults,
   DomainPrompts,
   ParsedAction,
 } from './adapter.js';

@@ -40,7 +40,7 @@ Domain and data:
   --offline FILE             extra offline trajectories (JSONL), repeatable
   --offline-limit N          use only the first N of the dataset's offline trajectories
   --train-tasks N            seed tasks: the first N training tasks (default all)
-  --eval-split NAME          split of the evaluation tasks (default valid_seen)
+  --eval-split NAME          split of the evaluation tasks (default: the adapter's, e.g. valid_seen)
   --eval-tasks N             evaluation tasks: the first N of the split (default all)
   --index auto|flat|hnsw     replay-buffer index (default auto)
 
@@ -59,7 +59,8 @@ Loop (override the config file):
   --rollouts-per-task N  --max-steps N  --lambda X  --k N  --concurrency N
   --real-budget N            sim-to-real: real transitions to spend after the synthetic phase
   --eval-every K             evaluate every K iterations and after the last (0: only after the last)
-  --eval-env real|synthetic|both   where evaluations run (default real; synthetic needs
+  --eval-env real|synthetic|both   where evaluations run (default: the adapter's, real where
+                             its real environment runs without set-up; synthetic needs
                              evaluation tasks with a known initial state)
   --eval-mode greedy|sampled|both  how actions are chosen in evaluations (default both);
                              before and after training are always measured alike
@@ -144,11 +145,6 @@ function trainSettings(
     if (!environments)
       fail(`--eval-env must be real, synthetic or both, got "${evalEnvironment}".`, '--eval-env');
     set(['evaluation', 'environments'], environments);
-  } else if (
-    (config.evaluation as { environments?: unknown } | undefined)?.environments === undefined
-  ) {
-    // Real success is what matters; the real environment also knows every task's start.
-    set(['evaluation', 'environments'], ['real']);
   }
   const evalMode = string('eval-mode');
   if (evalMode !== undefined) {
@@ -247,6 +243,12 @@ async function train(args: string[], io: CommandIo): Promise<number> {
   const domain = await setUpDomain(setup, log);
   await mkdir(runDirectory, { recursive: true });
   await writeFile(setupFile, `${JSON.stringify(setup, null, 2)}\n`);
+  if ((config.evaluation as { environments?: unknown } | undefined)?.environments === undefined) {
+    // Real success is what matters, where the adapter's real environment runs as it is.
+    const evaluation = { ...((config.evaluation as Record<string, unknown> | undefined) ?? {}) };
+    evaluation.environments = [domain.adapter.defaults?.evaluationEnvironment ?? 'real'];
+    (config as Record<string, unknown>).evaluation = evaluation;
+  }
   const resolved = parseDreamGymConfig(config);
   const realNeeded =
     resolved.simToReal.realTransitionBudget > 0 ||
@@ -262,7 +264,7 @@ async function train(args: string[], io: CommandIo): Promise<number> {
   if (!values['no-baseline'] && !values.resume && domain.evaluationTasks.length > 0) {
     for (const mode of resolved.evaluation.modes) {
       log(
-        `evaluating the untrained policy on ${domain.evaluationTasks.length} ${setup.evalSplit ?? 'valid_seen'} tasks (${evaluationEnvironment}, ${mode})...`,
+        `evaluating the untrained policy on ${domain.evaluationTasks.length} ${domain.evaluationSplit} tasks (${evaluationEnvironment}, ${mode})...`,
       );
       const metrics = await evaluateOnDomain(domain, {
         policy,
