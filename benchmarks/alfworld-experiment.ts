@@ -1,55 +1,68 @@
 /**
- * The paper's protocol on ALFWorld at our scale (issue 7): the same policy class
- * (LinearSoftmaxPolicy) and trainer (GRPO) throughout, success on the real engine with 95%
- * intervals on valid_seen and valid_unseen, for:
- *   random        the untrained (uniform) policy
- *   real-rl       RL in the real engine with a budget of B real transitions
- *   dreamgym      DreamGym with 0 real transitions
- *   dreamgym-s2r  DreamGym, then sim-to-real with 10% of B
- *   no-replay     DreamGym without replay retrieval
- *   no-curriculum DreamGym without curriculum task generation
+ * The paper's protocol on ALFWorld at our scale (issue 10). Every trained condition starts
+ * from the same behaviour-cloned policy (the paper's policies start instruction-tuned), uses
+ * the same policy class (LinearSoftmaxPolicy) and trainer (GRPO), and is measured on the real
+ * engine on valid_seen and valid_unseen, greedy and sampled, with 95% Wilson intervals:
+ *   random          the untrained (uniform) policy
+ *   bc              behaviour cloning on the expert trajectories alone
+ *   real-rl         BC, then RL in the real engine with a budget of B real transitions
+ *   dreamgym        BC, then DreamGym with 0 real transitions
+ *   dreamgym-s2r    BC, then DreamGym, then sim-to-real with 10% of B
+ *   no-curriculum   dreamgym without curriculum task generation
+ *   no-replay       dreamgym without writing synthetic transitions back to the replay buffer
+ *   no-retrieval    dreamgym without retrieved demonstrations for the experience model
+ * For each condition it also plays the same training tasks in the synthetic and the real
+ * environment (the synthetic-to-real gap the paper's Theorem 1 bounds).
  *
  * Usage (after `npm run build`):
- *   npm run alfworld-experiment -w dreamgym-benchmarks -- [--budget 3000] [--iterations 12]
- *     [--seen 140] [--unseen 134] [--exploration FILE] [--conditions random,dreamgym,...]
- * Writes benchmarks/results/alfworld.json (after every condition, so partial runs keep
- * what finished) and benchmarks/results/alfworld-report.html.
+ *   DREAMGYM_DATA_DIR=../shared/data npm run alfworld-experiment -w dreamgym-benchmarks -- \
+ *     [--seeds 1,2] [--budget 3000] [--iterations 12] [--seen 140] [--unseen 134] \
+ *     [--modes greedy,sampled] [--gap-tasks 24] [--exploration FILE] [--conditions a,b]
+ * Writes benchmarks/results/alfworld.json after every condition (a partial run keeps what
+ * finished; a re-run replaces the conditions and seeds it runs) and
+ * benchmarks/results/alfworld-report.html.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadRun, type ReportRun, renderReport, setUpDomain } from '@dreamgym/cli';
 import {
+  cloneBehaviour,
   createLinearSoftmaxPolicy,
   type DreamGymConfigInput,
   DreamGymLoop,
   EnvironmentPool,
   type EvaluationMetrics,
   evaluatePolicy,
+  HashingEmbedder,
   type IterationMetrics,
-  LinearSoftmaxPolicy,
-  type Policy,
+  type LinearSoftmaxPolicy,
   parseDreamGymConfig,
+  ReplayBuffer,
   SeededRandom,
+  SyntheticEnvironment,
   type Task,
-  type TrainablePolicy,
+  trajectoryToTransitions,
+  wilsonInterval95,
 } from '@dreamgym/core';
 
 const { values } = parseArgs({
   options: {
+    seeds: { type: 'string', default: '1' },
     budget: { type: 'string', default: '3000' },
     iterations: { type: 'string', default: '12' },
     seen: { type: 'string', default: '140' },
     unseen: { type: 'string', default: '134' },
     'max-steps': { type: 'string', default: '30' },
+    modes: { type: 'string', default: 'greedy,sampled' },
+    'gap-tasks': { type: 'string', default: '24' },
     exploration: { type: 'string', multiple: true },
     conditions: {
       type: 'string',
-      default: 'random,dreamgym,dreamgym-s2r,real-rl,no-curriculum,no-replay',
+      default: 'random,bc,real-rl,dreamgym,dreamgym-s2r,no-curriculum,no-replay,no-retrieval',
     },
-    seed: { type: 'string', default: '1' },
     servers: { type: 'string', default: '2' },
   },
 });
@@ -59,60 +72,92 @@ if (!dataRoot || !existsSync(join(dataRoot, 'alfworld'))) {
   throw new Error('Set DREAMGYM_DATA_DIR to the folder holding alfworld/ (e.g. ../shared/data).');
 }
 const data = resolve(dataRoot, 'alfworld');
+const seeds = values.seeds!.split(',').map(Number);
 const budget = Number(values.budget);
 const maxSteps = Number(values['max-steps']);
-const seed = Number(values.seed);
 const servers = Number(values.servers);
+const modes = values.modes!.split(',') as ('greedy' | 'sampled')[];
+const gapTaskCount = Number(values['gap-tasks']);
+const conditionNames = values.conditions!.split(',');
 const resultsDirectory = resolve(import.meta.dirname, 'results');
 const resultsFile = join(resultsDirectory, 'alfworld.json');
+const splits = ['valid_seen', 'valid_unseen'] as const;
+type Split = (typeof splits)[number];
+type Mode = 'greedy' | 'sampled';
 
-const baseConfig: DreamGymConfigInput = {
-  seed,
-  iterations: Number(values.iterations),
-  tasksPerIteration: 16,
-  rolloutsPerTask: 4,
-  maxSteps,
-  concurrency: 8,
-  realConcurrency: servers,
-  algorithm: 'grpo',
-  trainer: { epochs: 2 },
-  policy: { hashBits: 18, learningRate: 0.05 },
-  curriculum: { lambda: 0.3, tasksToExpand: 4, variantsPerTask: 2 },
-  retrieval: { k: 8 },
-  evaluation: { every: 0 },
-  simToReal: { realTransitionBudget: 0, tasksPerIteration: 8, rolloutsPerTask: 4 },
-};
+function baseConfig(seed: number): DreamGymConfigInput {
+  return {
+    seed,
+    iterations: Number(values.iterations),
+    tasksPerIteration: 16,
+    rolloutsPerTask: 4,
+    maxSteps,
+    concurrency: 8,
+    realConcurrency: servers,
+    algorithm: 'grpo',
+    trainer: { epochs: 2 },
+    policy: { hashBits: 18, learningRate: 0.05 },
+    curriculum: { lambda: 0.3, tasksToExpand: 4, variantsPerTask: 2 },
+    retrieval: { k: 8 },
+    evaluation: { every: 0, environments: [] },
+    simToReal: { realTransitionBudget: 0, tasksPerIteration: 8, rolloutsPerTask: 4 },
+  };
+}
 
-const conditions: Record<string, DreamGymConfigInput | 'random'> = {
-  random: 'random',
-  dreamgym: baseConfig,
-  'dreamgym-s2r': {
-    ...baseConfig,
-    simToReal: { ...baseConfig.simToReal, realTransitionBudget: Math.round(budget / 10) },
-  },
-  'real-rl': {
-    ...baseConfig,
-    iterations: 0,
-    simToReal: { ...baseConfig.simToReal, realTransitionBudget: budget },
-  },
-  'no-curriculum': { ...baseConfig, curriculum: { ...baseConfig.curriculum, enabled: false } },
-  'no-replay': { ...baseConfig, retrieval: { enabled: false, k: 8 } },
-};
+/** What each condition trains: a loop configuration, or nothing (`random`, `bc`). */
+function conditionConfig(name: string, seed: number): DreamGymConfigInput | undefined {
+  const base = baseConfig(seed);
+  const simToReal = base.simToReal!;
+  switch (name) {
+    case 'random':
+    case 'bc':
+      return undefined;
+    case 'dreamgym':
+      return base;
+    case 'dreamgym-s2r':
+      return {
+        ...base,
+        simToReal: { ...simToReal, realTransitionBudget: Math.round(budget / 10) },
+      };
+    case 'real-rl':
+      return { ...base, iterations: 0, simToReal: { ...simToReal, realTransitionBudget: budget } };
+    case 'no-curriculum':
+      return { ...base, curriculum: { ...base.curriculum, enabled: false } };
+    case 'no-replay':
+      return { ...base, replayWriteBack: false };
+    case 'no-retrieval':
+      return { ...base, retrieval: { enabled: false, k: 8 } };
+    default:
+      throw new Error(`Unknown condition ${name}.`);
+  }
+}
 
 interface ConditionResult {
   condition: string;
+  seed: number;
   realTransitions: number;
   syntheticTransitions: number;
   trainingSeconds: number;
-  evaluations: Record<'valid_seen' | 'valid_unseen', EvaluationMetrics>;
+  evaluations: Record<Split, Partial<Record<Mode, EvaluationMetrics>>>;
+  syntheticToRealGap: { tasks: number; synthetic: number; real: number; gap: number };
 }
 
-const log = (message: string) => process.stderr.write(`${message}\n`);
-const percent = (metrics: EvaluationMetrics) =>
-  `${(100 * metrics.successRate).toFixed(1)}% [${(100 * metrics.successInterval95[0]).toFixed(1)}, ${(100 * metrics.successInterval95[1]).toFixed(1)}] n=${metrics.episodes}`;
+const log = (message: string) =>
+  process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
+const percent = (metrics: EvaluationMetrics | undefined) =>
+  metrics === undefined
+    ? '–'
+    : `${(100 * metrics.successRate).toFixed(1)}% [${(100 * metrics.successInterval95[0]).toFixed(1)}, ${(100 * metrics.successInterval95[1]).toFixed(1)}]`;
 
+const scratch = await mkdtemp(join(tmpdir(), 'dreamgym-alfworld-experiment-'));
 const setup = await setUpDomain(
-  { domain: 'alfworld', data, offline: values.exploration ?? [], evalTasks: Number(values.seen) },
+  {
+    domain: 'alfworld',
+    data,
+    offline: values.exploration ?? [],
+    evalTasks: Number(values.seen),
+    index: 'flat',
+  },
   log,
 );
 const unseen: Task[] = [];
@@ -122,145 +167,292 @@ for await (const task of setup.adapter.datasets.tasks.load(data, {
 })) {
   unseen.push(task);
 }
+const evaluationSets: Record<Split, Task[]> = {
+  valid_seen: setup.evaluationTasks,
+  valid_unseen: unseen,
+};
 const realPool = new EnvironmentPool(setup.realEnvironment);
 
-async function evaluateReal(
-  policy: Policy,
-  tasks: readonly Task[],
-  random: SeededRandom,
-  greedy: boolean,
-) {
-  const { metrics } = await evaluatePolicy({
-    policy,
-    environmentFactory: () => realPool.lease(),
-    environment: 'real',
-    tasks,
-    maxSteps,
-    greedy,
-    concurrency: servers,
-    random,
-  });
-  return metrics;
+// The offline buffer is built once and copied for every trained condition: the loop adds
+// its experience to the copy.
+const embedder = new HashingEmbedder({ dimension: 256 });
+const offlineBuffer = join(scratch, 'offline-buffer');
+{
+  const buffer = await ReplayBuffer.open(offlineBuffer, { embedder, index: { type: 'flat' } });
+  await buffer.add(
+    setup.offlineTrajectories.flatMap((trajectory, index) =>
+      trajectoryToTransitions(trajectory, { trajectoryId: trajectory.id ?? `offline:${index}` }),
+    ),
+  );
+  log(`offline buffer: ${buffer.size} transitions`);
+  await buffer.close();
+}
+async function freshBuffer(name: string): Promise<ReplayBuffer> {
+  const directory = join(scratch, `buffer-${name}`);
+  await rm(directory, { recursive: true, force: true });
+  await cp(offlineBuffer, directory, { recursive: true });
+  return ReplayBuffer.open(directory, { embedder, index: { type: 'flat' } });
 }
 
-async function writeReport(): Promise<void> {
-  const table = results
-    .map(
-      (result) =>
-        `<tr><th>${result.condition}</th><td>${result.realTransitions}</td><td>${result.syntheticTransitions}</td><td>${percent(result.evaluations.valid_seen)}</td><td>${percent(result.evaluations.valid_unseen)}</td></tr>`,
-    )
-    .join('\n');
-  const html = renderReport(runs, {
-    title: 'DreamGym on ALFWorld: the paper protocol at our scale',
-  }).replace(
-    '<h2>Runs and ablations</h2>',
-    `<h2>Real-engine success (95% Wilson intervals)</h2>
-  <table><thead><tr><th>condition</th><th>real transitions</th><th>synthetic transitions</th><th>valid_seen</th><th>valid_unseen</th></tr></thead>
-  <tbody>${table}</tbody></table>
-  <h2>Runs and ablations</h2>`,
-  );
-  await writeFile(join(resultsDirectory, 'alfworld-report.html'), html);
+async function evaluate(
+  policy: LinearSoftmaxPolicy,
+  environment: 'real' | 'synthetic',
+  tasks: readonly Task[],
+  mode: Mode,
+  seed: number,
+  buffer?: ReplayBuffer,
+): Promise<EvaluationMetrics> {
+  const { metrics } = await evaluatePolicy({
+    policy,
+    environmentFactory:
+      environment === 'real'
+        ? () => realPool.lease()
+        : () =>
+            new SyntheticEnvironment({
+              model: setup.experienceModel,
+              retriever: buffer!,
+              adapter: setup.adapter,
+              k: 8,
+              maxSteps,
+            }),
+    environment,
+    tasks,
+    maxSteps,
+    greedy: mode === 'greedy',
+    concurrency: environment === 'real' ? servers : 8,
+    random: new SeededRandom(seed + 1000),
+    candidateActions: (observation, history) =>
+      setup.adapter.candidateActions(observation, history),
+  });
+  return metrics;
 }
 
 const previous = existsSync(resultsFile)
   ? (JSON.parse(await readFile(resultsFile, 'utf8')) as { results?: ConditionResult[] })
   : {};
-const results: ConditionResult[] = (previous.results ?? []).filter((result) =>
-  values.conditions!.split(',').includes(result.condition),
+const results: ConditionResult[] = (previous.results ?? []).filter(
+  (result) =>
+    result.seed !== undefined &&
+    !(conditionNames.includes(result.condition) && seeds.includes(result.seed)),
 );
 const runs: ReportRun[] = [];
-const scratch = await mkdtemp(join(tmpdir(), 'dreamgym-alfworld-experiment-'));
-try {
-  for (const condition of values.conditions!.split(',')) {
-    const config = conditions[condition];
-    if (config === undefined)
-      throw new Error(
-        `Unknown condition ${condition}; known: ${Object.keys(conditions).join(', ')}`,
+
+/** Pooled over seeds: successes / episodes with the Wilson interval of the pool. */
+function pooled(condition: string, split: Split, mode: Mode) {
+  const metrics = results
+    .filter((result) => result.condition === condition)
+    .map((result) => result.evaluations[split][mode])
+    .filter((value): value is EvaluationMetrics => value !== undefined);
+  const episodes = metrics.reduce((total, value) => total + value.episodes, 0);
+  const successes = metrics.reduce(
+    (total, value) => total + Math.round(value.successRate * value.episodes),
+    0,
+  );
+  return {
+    seeds: metrics.length,
+    episodes,
+    successRate: episodes === 0 ? 0 : successes / episodes,
+    successInterval95: wilsonInterval95(successes, episodes),
+  };
+}
+
+function summary() {
+  const conditions = [...new Set(results.map((result) => result.condition))];
+  const table = conditions.map((condition) => ({
+    condition,
+    ...Object.fromEntries(
+      splits.flatMap((split) =>
+        modes.map((mode) => [`${split}_${mode}`, pooled(condition, split, mode)]),
+      ),
+    ),
+    syntheticToRealGap: (() => {
+      const gaps = results.filter((result) => result.condition === condition);
+      const mean = (values: number[]) =>
+        values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
+      return {
+        synthetic: mean(gaps.map((result) => result.syntheticToRealGap.synthetic)),
+        real: mean(gaps.map((result) => result.syntheticToRealGap.real)),
+      };
+    })(),
+  }));
+  // The paper's claims, on greedy success pooled over seeds and both splits.
+  const both = (condition: string) => {
+    const parts = splits.map((split) => pooled(condition, split, 'greedy'));
+    const episodes = parts.reduce((total, part) => total + part.episodes, 0);
+    const successes = parts.reduce((total, part) => total + part.successRate * part.episodes, 0);
+    return episodes === 0 ? undefined : successes / episodes;
+  };
+  const realRl = both('real-rl');
+  const dreamgym = both('dreamgym');
+  const s2r = both('dreamgym-s2r');
+  return {
+    table,
+    claims: {
+      dreamgymOverRealRl: realRl && dreamgym !== undefined ? dreamgym / realRl : null,
+      dreamgymReaches90PercentOfRealRl:
+        realRl !== undefined && dreamgym !== undefined ? dreamgym >= 0.9 * realRl : null,
+      s2rBeatsRealRl: realRl !== undefined && s2r !== undefined ? s2r > realRl : null,
+      greedySuccess: { realRl, dreamgym, s2r },
+    },
+  };
+}
+
+async function writeResults(): Promise<void> {
+  await writeFile(
+    resultsFile,
+    `${JSON.stringify(
+      {
+        benchmark: 'alfworld-experiment',
+        date: new Date().toISOString(),
+        protocol: {
+          policy:
+            'LinearSoftmaxPolicy (2^18 hashed features) warm-started by behaviour cloning on the expert trajectories; GRPO',
+          experienceModel:
+            'RetrievalExperienceModel over a HashingEmbedder replay buffer of the expert trajectories (and exploration files)',
+          budget,
+          maxSteps,
+          seeds,
+          modes,
+          gapTasks: gapTaskCount,
+          config: baseConfig(seeds[0]!),
+          exploration: values.exploration ?? [],
+        },
+        ...summary(),
+        results,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  const cell = (metrics: ReturnType<typeof pooled>) =>
+    metrics.episodes === 0
+      ? '<td>–</td>'
+      : `<td>${(100 * metrics.successRate).toFixed(1)}% <span class="ci">[${(100 * metrics.successInterval95[0]).toFixed(1)}, ${(100 * metrics.successInterval95[1]).toFixed(1)}] n=${metrics.episodes}</span></td>`;
+  const { table, claims } = summary();
+  const rows = table
+    .map((row) => {
+      const record = row as unknown as Record<string, ReturnType<typeof pooled>>;
+      const cells = splits.flatMap((split) =>
+        modes.map((mode) => cell(record[`${split}_${mode}`]!)),
       );
-    log(`== ${condition}`);
+      return `<tr><th>${row.condition}</th>${cells.join('')}<td>${(100 * row.syntheticToRealGap.synthetic).toFixed(1)}% vs ${(100 * row.syntheticToRealGap.real).toFixed(1)}%</td></tr>`;
+    })
+    .join('\n');
+  const header = splits
+    .flatMap((split) => modes.map((mode) => `<th>${split} (${mode})</th>`))
+    .join('');
+  const html = renderReport(runs, {
+    title: 'DreamGym on ALFWorld: the paper protocol at our scale',
+  }).replace(
+    '<h2>Runs and ablations</h2>',
+    `<h2>Real-engine success, pooled over seeds ${seeds.join(', ')} (95% Wilson intervals)</h2>
+  <table><thead><tr><th>condition</th>${header}<th>synthetic vs real on ${gapTaskCount} training tasks</th></tr></thead>
+  <tbody>${rows}</tbody></table>
+  <p>DreamGym (0 real transitions) / real-env RL (${budget}), greedy: ${claims.dreamgymOverRealRl === null ? 'n/a' : claims.dreamgymOverRealRl.toFixed(2)}; S2R (${Math.round(budget / 10)} real) beats real-env RL: ${String(claims.s2rBeatsRealRl)}.</p>
+  <h2>Runs and ablations</h2>`,
+  );
+  await writeFile(join(resultsDirectory, 'alfworld-report.html'), html);
+}
+
+try {
+  for (const seed of seeds) {
+    // One behaviour-cloned policy per seed; every trained condition starts from it.
+    const bcDirectory = join(scratch, `bc-${seed}`);
+    const cloned = createLinearSoftmaxPolicy(parseDreamGymConfig(baseConfig(seed)));
     const started = performance.now();
-    let policy: TrainablePolicy;
-    let realTransitions = 0;
-    let syntheticTransitions = 0;
-    let greedy = true;
-    if (config === 'random') {
-      policy = new LinearSoftmaxPolicy({ random: new SeededRandom(seed), hashBits: 18 });
-      greedy = false;
-    } else {
-      const runDirectory = join(scratch, condition);
-      const loop = new DreamGymLoop({
-        config,
-        components: {
-          adapter: setup.adapter,
-          policy: createLinearSoftmaxPolicy(parseDreamGymConfig(config)),
-          experienceModel: setup.experienceModel,
-          replayBuffer: (
-            await setUpDomain({
-              domain: 'alfworld',
-              data,
-              offline: values.exploration ?? [],
-              evalTasks: 1,
-            })
-          ).replayBuffer,
-          seedTasks: setup.seedTasks,
-          realEnvironment: () => realPool.lease(),
-          log,
-          onIteration: (metrics: IterationMetrics, progress: { done: number; total: number }) =>
-            log(
-              `${condition} ${progress.done}/${progress.total} ${metrics.phase} train success ${(100 * metrics.successRate).toFixed(1)}% real ${metrics.realTransitions} pool ${metrics.poolSize}`,
-            ),
-        },
-        runDirectory,
-      });
-      const result = await loop.run();
-      policy = result.policy;
-      realTransitions = result.metrics.at(-1)?.realTransitions ?? 0;
-      syntheticTransitions = result.metrics.at(-1)?.syntheticTransitions ?? 0;
-      runs.push(await loadRun(runDirectory, condition));
-    }
-    const trainingSeconds = (performance.now() - started) / 1000;
-    const random = new SeededRandom(seed + 1000);
-    const evaluations = {
-      valid_seen: await evaluateReal(policy, setup.evaluationTasks, random, greedy),
-      valid_unseen: await evaluateReal(policy, unseen, random, greedy),
-    };
+    const cloning = await cloneBehaviour({
+      policy: cloned,
+      trajectories: setup.offlineTrajectories,
+      candidateActions: (observation, history) =>
+        setup.adapter.candidateActions(observation, history),
+      config: { epochs: 20, miniBatchSize: 256, heldOutShare: 0.1, patience: 3 },
+      random: new SeededRandom(seed).fork('behaviour-cloning'),
+      onEpoch: (epoch) =>
+        log(
+          `seed ${seed} bc epoch ${epoch.epoch}: held-out NLL ${epoch.heldOutNegativeLogLikelihood.toFixed(3)}`,
+        ),
+    });
+    const cloningSeconds = (performance.now() - started) / 1000;
     log(
-      `${condition}: valid_seen ${percent(evaluations.valid_seen)}, valid_unseen ${percent(evaluations.valid_unseen)}`,
+      `seed ${seed} bc: epoch ${cloning.bestEpoch}, held-out NLL ${cloning.initialHeldOutNegativeLogLikelihood.toFixed(3)} -> ${cloning.bestHeldOutNegativeLogLikelihood.toFixed(3)} (${cloningSeconds.toFixed(0)} s)`,
     );
-    const entry = {
-      condition,
-      realTransitions,
-      syntheticTransitions,
-      trainingSeconds,
-      evaluations,
-    };
-    const index = results.findIndex((result) => result.condition === condition);
-    if (index >= 0) results[index] = entry;
-    else results.push(entry);
-    await writeFile(
-      resultsFile,
-      `${JSON.stringify(
-        {
-          benchmark: 'alfworld-experiment',
-          date: new Date().toISOString(),
-          protocol: {
-            policy:
-              'LinearSoftmaxPolicy (2^18 hashed features), GRPO, greedy evaluation (random: sampled uniform)',
-            experienceModel:
-              'RetrievalExperienceModel over a HashingEmbedder replay buffer of expert + exploration trajectories',
-            budget,
-            maxSteps,
-            seed,
-            config: baseConfig,
-            exploration: values.exploration ?? [],
+    await cloned.saveState(bcDirectory);
+    const gapTasks = new SeededRandom(seed)
+      .fork('gap-tasks')
+      .shuffle([...setup.seedTasks])
+      .slice(0, gapTaskCount);
+
+    for (const condition of conditionNames) {
+      log(`== seed ${seed}: ${condition}`);
+      const config = conditionConfig(condition, seed);
+      const policy = createLinearSoftmaxPolicy(parseDreamGymConfig(baseConfig(seed)));
+      if (condition !== 'random') await policy.loadState(bcDirectory);
+      const buffer = await freshBuffer(`${seed}-${condition}`);
+      let realTransitions = 0;
+      let syntheticTransitions = 0;
+      const trainingStarted = performance.now();
+      if (config !== undefined) {
+        const runDirectory = join(scratch, `run-${seed}-${condition}`);
+        const result = await new DreamGymLoop({
+          config,
+          components: {
+            adapter: setup.adapter,
+            policy,
+            experienceModel: setup.experienceModel,
+            replayBuffer: buffer,
+            seedTasks: setup.seedTasks,
+            realEnvironment: () => realPool.lease(),
+            log,
+            onIteration: (metrics: IterationMetrics, progress: { done: number; total: number }) =>
+              log(
+                `${condition} ${progress.done}/${progress.total} ${metrics.phase} train success ${(100 * metrics.successRate).toFixed(1)}% real ${metrics.realTransitions} pool ${metrics.poolSize}`,
+              ),
           },
-          results,
+          runDirectory,
+        }).run();
+        realTransitions = result.metrics.at(-1)?.realTransitions ?? 0;
+        syntheticTransitions = result.metrics.at(-1)?.syntheticTransitions ?? 0;
+        if (seed === seeds[0]) runs.push(await loadRun(runDirectory, condition));
+      }
+      const trainingSeconds =
+        (performance.now() - trainingStarted) / 1000 +
+        (condition === 'random' ? 0 : cloningSeconds);
+      const evaluations = { valid_seen: {}, valid_unseen: {} } as ConditionResult['evaluations'];
+      for (const split of splits) {
+        for (const mode of modes) {
+          evaluations[split][mode] = await evaluate(
+            policy,
+            'real',
+            evaluationSets[split],
+            mode,
+            seed,
+          );
+        }
+      }
+      const gapMode = modes[0]!;
+      const synthetic = await evaluate(policy, 'synthetic', gapTasks, gapMode, seed, buffer);
+      const real = await evaluate(policy, 'real', gapTasks, gapMode, seed);
+      await buffer.close();
+      const entry: ConditionResult = {
+        condition,
+        seed,
+        realTransitions,
+        syntheticTransitions,
+        trainingSeconds,
+        evaluations,
+        syntheticToRealGap: {
+          tasks: gapTasks.length,
+          synthetic: synthetic.successRate,
+          real: real.successRate,
+          gap: synthetic.successRate - real.successRate,
         },
-        null,
-        2,
-      )}\n`,
-    );
-    await writeReport();
+      };
+      log(
+        `seed ${seed} ${condition}: ${splits.map((split) => modes.map((mode) => `${split} ${mode} ${percent(evaluations[split][mode])}`).join(', ')).join('; ')}; gap ${(100 * synthetic.successRate).toFixed(1)}% vs ${(100 * real.successRate).toFixed(1)}%`,
+      );
+      results.push(entry);
+      await writeResults();
+    }
   }
 } finally {
   await realPool.closeAll();
@@ -268,11 +460,22 @@ try {
 }
 
 console.table(
-  results.map((result) => ({
-    condition: result.condition,
-    real: result.realTransitions,
-    synthetic: result.syntheticTransitions,
-    valid_seen: percent(result.evaluations.valid_seen),
-    valid_unseen: percent(result.evaluations.valid_unseen),
-  })),
+  summary().table.map((row) => {
+    const record = row as unknown as Record<string, ReturnType<typeof pooled>>;
+    return {
+      condition: row.condition,
+      ...Object.fromEntries(
+        splits.flatMap((split) =>
+          modes.map((mode) => {
+            const value = record[`${split}_${mode}`]!;
+            return [
+              `${split} ${mode}`,
+              `${(100 * value.successRate).toFixed(1)}% n=${value.episodes}`,
+            ];
+          }),
+        ),
+      ),
+    };
+  }),
 );
+console.log(JSON.stringify(summary().claims));
