@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { RawAccessibilitySnapshot } from './accessibility-snapshot.js';
 import { ElementIdAllocator } from './element-ids.js';
-import { flattenAccessibilityTree } from './flatten-accessibility-tree.js';
+import { displayUrl, flattenAccessibilityTree } from './flatten-accessibility-tree.js';
 
 // Raw snapshots recorded from the test pages (src/__fixtures__/pages) on Chromium 156.
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), '..', '__fixtures__', 'snapshots');
@@ -25,30 +25,31 @@ describe('flattenAccessibilityTree', () => {
     const { lines, elements } = flatten(load('form'));
     expect(lines).toEqual([
       "[1] heading 'Order form'",
-      '[2] form',
-      "\t[3] textbox 'Full name' required: true",
-      "\t[4] textbox 'Password'",
-      "\t[5] textbox 'Notes'",
-      "\t[6] combobox 'Size' value: 'Medium', expanded: false",
-      "\t\t[7] option 'Small'",
-      "\t\t[8] option 'Medium' selected: true",
-      "\t\t[9] option 'Large'",
-      "\t[10] group 'Delivery'",
-      "\t\t[11] radio 'Standard' checked: true",
-      "\t\t[12] radio 'Express' checked: false",
-      "\t[13] checkbox 'Gift wrap' checked: false",
-      "\t[14] button 'Place order'",
-      "\t[15] button 'Cancel' disabled: true",
-      "[16] link 'Shipping info' url: /form.html#shipping",
+      'form',
+      "\t[2] textbox 'Full name' required: true",
+      "\t[3] textbox 'Password'",
+      "\t[4] textbox 'Notes'",
+      "\t[5] combobox 'Size' value: 'Medium', expanded: false",
+      "\t\t[6] option 'Small'",
+      "\t\t[7] option 'Medium' selected: true",
+      "\t\t[8] option 'Large'",
+      "\tgroup 'Delivery'",
+      "\t\t[9] radio 'Standard' checked: true",
+      "\t\t[10] radio 'Express' checked: false",
+      "\t[11] checkbox 'Gift wrap' checked: false",
+      "\t[12] button 'Place order'",
+      "\t[13] button 'Cancel' disabled: true",
+      "[14] link 'Shipping info' url: #shipping",
       "StaticText 'No key pressed'",
-      "[17] status 'Not submitted'",
+      "[15] status 'Not submitted'",
     ]);
-    expect(elements.get(3)).toMatchObject({ role: 'textbox', name: 'Full name', session: 'main' });
-    expect(elements.get(3)!.backendNodeId).toBeGreaterThan(0);
-    expect(elements.size).toBe(17);
+    expect(elements.get(2)).toMatchObject({ role: 'textbox', name: 'Full name', session: 'main' });
+    expect(elements.get(2)!.backendNodeId).toBeGreaterThan(0);
+    expect(elements.size).toBe(15);
   });
 
   it('prunes what the raw tree carries: text boxes, label wrappers, nameless generics, noise properties', () => {
+    // Containers that take no action (the form, the radio group) have no id: ids are for acting.
     const snapshot = load('form');
     const raw = rolesOf(snapshot);
     for (const role of ['InlineTextBox', 'LabelText', 'generic', 'MenuListPopup', 'Legend']) {
@@ -91,9 +92,9 @@ describe('flattenAccessibilityTree', () => {
     const root = main.nodes[0]!;
     root.childIds = ['new-node', ...(root.childIds ?? [])];
     const second = flatten(changed, false, ids);
-    expect(second.lines[0]).toBe("[18] button 'Newly added'");
+    expect(second.lines[0]).toBe("[16] button 'Newly added'");
     expect(second.lines.slice(1)).toEqual(first.lines);
-    expect(second.elements.get(3)).toEqual(first.elements.get(3));
+    expect(second.elements.get(2)).toEqual(first.elements.get(2));
   });
 
   it('stitches same-origin and out-of-process iframes in place', () => {
@@ -103,19 +104,19 @@ describe('flattenAccessibilityTree', () => {
     expect(lines).toEqual([
       "[1] heading 'Page with frames'",
       "StaticText 'Outer text'",
-      "[2] Iframe 'Same-origin frame'",
-      "\t[3] button 'Inner button'",
-      "\t[4] textbox 'Inner field'",
+      "Iframe 'Same-origin frame'",
+      "\t[2] button 'Inner button'",
+      "\t[3] textbox 'Inner field'",
       "\tStaticText 'Inner idle'",
-      "[5] Iframe 'Cross-origin frame'",
-      "\t[6] button 'Remote button'",
-      "\t[7] textbox 'Inner field'",
+      "Iframe 'Cross-origin frame'",
+      "\t[4] button 'Remote button'",
+      "\t[5] textbox 'Inner field'",
       "\tStaticText 'Remote idle'",
-      "[8] button 'After frames'",
+      "[6] button 'After frames'",
     ]);
-    expect(elements.get(6)!.session).not.toBe('main');
-    expect(elements.get(3)!.session).toBe('main');
-    expect(elements.get(3)!.frameId).not.toBe(elements.get(8)!.frameId);
+    expect(elements.get(4)!.session).not.toBe('main');
+    expect(elements.get(2)!.session).toBe('main');
+    expect(elements.get(2)!.frameId).not.toBe(elements.get(6)!.frameId);
   });
 
   it('leaves out hidden elements, and off-screen ones only with the viewport filter', () => {
@@ -133,6 +134,25 @@ describe('flattenAccessibilityTree', () => {
       "[2] generic 'Clickable card'",
       "StaticText 'Repeated'",
     ]);
+  });
+
+  it('prints link URLs compactly: relative on the origin, a fragment on the page, long queries cut', () => {
+    const base = new URL('http://127.0.0.1:8000/shop/list.html?page=2');
+    expect(displayUrl('http://127.0.0.1:8000/shop/item.html', base)).toBe('/shop/item.html');
+    expect(displayUrl('http://127.0.0.1:8000/shop/list.html?page=2#reviews', base)).toBe(
+      '#reviews',
+    );
+    expect(displayUrl('http://127.0.0.1:8000/shop/list.html?page=3', base)).toBe(
+      '/shop/list.html?page=3',
+    );
+    expect(displayUrl('https://example.com/a', base)).toBe('https://example.com/a');
+    expect(displayUrl(`http://127.0.0.1:8000/track?${'utm=campaign&'.repeat(10)}`, base)).toBe(
+      '/track?…',
+    );
+    expect(displayUrl(`http://127.0.0.1:8000/${'very-long-path/'.repeat(8)}`, base)).toHaveLength(
+      80,
+    );
+    expect(displayUrl('javascript:void(0)', base)).toBe('javascript:void(0)');
   });
 
   it('returns nothing for an empty snapshot', () => {

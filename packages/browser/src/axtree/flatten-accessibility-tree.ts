@@ -160,16 +160,39 @@ function formatValue(value: unknown): string {
   return String(value);
 }
 
-/** A link's URL relative to the page when it is on the same origin (fewer tokens, same information). */
-function shortUrl(url: string, base: URL | undefined): string {
-  if (!base) return url;
+/** Longest link URL printed in full; longer ones lose their query (tracking parameters, mostly). */
+const MAX_URL_LENGTH = 80;
+
+/**
+ * A link's URL as printed: relative to the page on the same origin, its fragment alone on
+ * the same page (fewer tokens, same information); beyond {@link MAX_URL_LENGTH} characters the query becomes `?…` and a path
+ * still too long is cut with `…`.
+ */
+export function displayUrl(url: string, base: URL | undefined): string {
+  let shown = url;
   try {
     const target = new URL(url);
-    if (target.origin === base.origin) return `${target.pathname}${target.search}${target.hash}`;
+    const sameOrigin = base !== undefined && target.origin === base.origin;
+    const sameDocument =
+      sameOrigin &&
+      target.pathname === base.pathname &&
+      target.search === base.search &&
+      target.hash !== '';
+    const prefix = sameOrigin
+      ? ''
+      : target.origin === 'null'
+        ? `${target.protocol}`
+        : target.origin;
+    // An anchor on the same page is its fragment alone.
+    shown = sameDocument
+      ? target.hash
+      : `${prefix}${target.pathname}${target.search}${target.hash}`;
+    if (shown.length > MAX_URL_LENGTH && target.search !== '')
+      shown = `${prefix}${target.pathname}?…`;
   } catch {
     // not a URL: printed as it is
   }
-  return url;
+  return shown.length > MAX_URL_LENGTH ? `${shown.slice(0, MAX_URL_LENGTH - 1)}…` : shown;
 }
 
 interface PendingLine {
@@ -387,7 +410,7 @@ export function flattenAccessibilityTree(
           properties.push([property.name, String(value)]);
         }
       } else if (property.name === 'url' && role === 'link' && typeof value === 'string') {
-        properties.push(['url', shortUrl(value, base)]);
+        properties.push(['url', displayUrl(value, base)]);
       }
     }
 
@@ -401,14 +424,18 @@ export function flattenAccessibilityTree(
     };
     out.push(line);
     printed.push(line);
-    if (backendId !== undefined) {
+    const allocateId = () => {
+      if (backendId === undefined) return;
       line.id = options.ids.idOf({
         session: frame.session,
         frameId: frame.frameId,
         loaderId: frame.loaderId,
         backendNodeId: backendId,
       });
-    }
+    };
+    // Elements an agent acts on get their id before their content, so ids follow the page
+    // order; other nodes get one only if they end up a leaf (see below).
+    if (interactive) allocateId();
     const children: PendingLine[] = [];
     visitChildren(
       depth + 1,
@@ -424,9 +451,27 @@ export function flattenAccessibilityTree(
     if (name === '' && children.length === 1 && children[0]!.isText) {
       line.name = children[0]!.name.trim();
       printed.splice(printed.indexOf(children[0]!), 1);
+    } else if (
+      name === '' &&
+      !interactive &&
+      properties.length === 0 &&
+      children.length > 0 &&
+      !children[0]!.isText &&
+      children.slice(1).every((child) => child.depth > depth + 1)
+    ) {
+      // A nameless wrapper of a single element (a list item around a link) says nothing
+      // the element does not: the element takes its place.
+      out.pop();
+      printed.splice(printed.indexOf(line), 1);
+      for (const child of children) child.depth -= 1;
+      out.push(...children);
+      return;
     } else {
       out.push(...children);
     }
+    // A container that takes no action needs no id (ids are for acting); a leaf keeps one,
+    // so that it can be hovered or clicked all the same.
+    if (!interactive && (children.length === 0 || line.name !== name)) allocateId();
     if (line.id !== undefined && backendId !== undefined) {
       elements.set(line.id, {
         id: line.id,

@@ -119,7 +119,7 @@ describe('BrowserEnvironment on pages written for the tests', () => {
     withEnvironment(async (environment) => {
       let observation = await environment.reset(pageTask(server, 'frames.html'));
       expect(observation.text).toContain(
-        "Iframe 'Cross-origin frame'\n\t[6] button 'Remote button'",
+        "Iframe 'Cross-origin frame'\n\t[4] button 'Remote button'",
       );
       observation = (
         await environment.step(`click [${idOf(observation, 'button', 'Inner button')}]`)

@@ -64,17 +64,17 @@ describe('createLlmObservationRefiner', () => {
       ]);
       expect(lines.slice(3)).toEqual([
         'Summary: An order form; the name field and the order button matter.',
-        '[2] form',
-        "\t[3] textbox 'Full name' required: true",
-        "\t[14] button 'Place order'",
+        'form',
+        "\t[2] textbox 'Full name' required: true",
+        "\t[12] button 'Place order'",
       ]);
       expect(observation.meta?.refinement).toMatchObject({
         keptElements: 2,
         droppedIds: [999],
         keptLines: 3,
       });
-      observation = (await environment.step('type [3] [Ada] [0]')).observation;
-      observation = (await environment.step('click [14]')).observation;
+      observation = (await environment.step('type [2] [Ada] [0]')).observation;
+      observation = (await environment.step('click [12]')).observation;
       const page = await environment.currentPage();
       expect(await page.locator('#result').textContent()).toContain('Submitted: name=Ada');
     } finally {
