@@ -1,18 +1,53 @@
 /**
  * The replay buffer's vector index on faiss (`faiss-node`), loaded lazily: importing
  * `@dreamgym/core` never loads the native addon, only the first buffer that needs vectors.
+ *
+ * The set-up (`scripts/setup.d/20-faiss.sh`) compiles faiss-node with a few additions
+ * (`dreamgymBinding` on the module): vectors cross as Float32Arrays instead of element by
+ * element, HNSW parameters are read and set in place, and the OpenMP team is chosen per
+ * call. With a stock faiss-node (its GitHub prebuilt) everything still works, only slower:
+ * vectors are copied into plain arrays, and efSearch is changed in a serialised copy.
  */
 import { rename, rm } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import type * as Faiss from 'faiss-node';
 import { IndexError } from '../errors.js';
-import { type HnswDepths, writeHnswDepths } from './hnsw-parameters.js';
-
-type FaissModule = typeof Faiss;
+import { readHnswDepths, writeHnswDepths } from './hnsw-parameters.js';
 
 /** Which faiss index holds the vectors. Inner product on unit vectors = cosine. */
 export type VectorIndexConfig =
   | { type: 'flat' }
-  | ({ type: 'hnsw' /** Graph degree (links per node). */; m: number } & HnswDepths);
+  | {
+      type: 'hnsw';
+      /** Graph degree (links per node). */
+      m: number;
+      /** Candidates kept while inserting (build quality vs build time). */
+      efConstruction: number;
+      /** Candidates kept while searching (recall vs latency); at least k. */
+      efSearch: number;
+      /** Recall@k the search depth is tuned to reach (see `index-tuning.ts`). */
+      targetRecall?: number | undefined;
+    };
+
+/** What the set-up's additions give an index object. */
+interface ExtendedIndex {
+  addFloat32(vectors: Float32Array): void;
+  searchFloat32(
+    queries: Float32Array,
+    k: number,
+  ): { distances: Float32Array; labels: Float64Array };
+  setParameter(name: string, value: number): void;
+  getParameter(name: string): number | undefined;
+}
+
+/** The module with the additions, and the static thread setters. */
+type FaissModule = typeof Faiss & {
+  dreamgymBinding?: number;
+  Index: typeof Faiss.Index & {
+    setThreads?: (threads: number) => void;
+    getThreads?: () => number;
+  };
+};
 
 /** Exactly how to make `faiss-node` loadable where its install script was not run. */
 export const FAISS_BUILD_HELP =
@@ -21,14 +56,18 @@ export const FAISS_BUILD_HELP =
 let loading: Promise<FaissModule> | undefined;
 
 /**
- * Loads `faiss-node` once. Unless `OMP_NUM_THREADS` is set, faiss runs single-threaded:
- * one query at a time is what the buffer asks, and an OpenMP team spinning up per query
- * is several times slower on a few shared cores than one thread.
+ * Loads `faiss-node` once. OpenMP waits passively (`OMP_WAIT_POLICY=PASSIVE` unless set):
+ * a team spinning while it waits steals the cores a shared machine's other work needs.
+ * Searches run on one thread (one query at a time is what the buffer asks, and a team per
+ * query is slower); batch inserts and the recall measurements use
+ * {@link defaultFaissThreads} unless a buffer's `threads` option says otherwise.
  *
  * @throws IndexError with build instructions when the addon is missing or does not load.
  */
 export function loadFaiss(): Promise<FaissModule> {
   loading ??= (async () => {
+    process.env.OMP_WAIT_POLICY ??= 'PASSIVE';
+    // The stock binding cannot choose threads per call: one thread for everything.
     process.env.OMP_NUM_THREADS ??= '1';
     try {
       const module = (await import('faiss-node')) as FaissModule & { default?: FaissModule };
@@ -36,6 +75,7 @@ export function loadFaiss(): Promise<FaissModule> {
       if (typeof faiss.Index?.fromFactory !== 'function') {
         throw new Error('faiss-node loaded without Index.fromFactory');
       }
+      faiss.Index.setThreads?.(1);
       return faiss;
     } catch (error) {
       loading = undefined;
@@ -47,26 +87,68 @@ export function loadFaiss(): Promise<FaissModule> {
   return loading;
 }
 
-/** Rows per call into the addon: it takes plain arrays, so vectors are copied in slices. */
+/**
+ * faiss threads for batch work when a buffer does not say: `DREAMGYM_FAISS_THREADS`, else
+ * the machine's available parallelism.
+ */
+export function defaultFaissThreads(): number {
+  const configured = Number(process.env.DREAMGYM_FAISS_THREADS);
+  if (Number.isInteger(configured) && configured > 0) return configured;
+  return availableParallelism();
+}
+
+/** Whether the loaded addon has the set-up's additions. */
+export async function faissBindingExtended(): Promise<boolean> {
+  return (await loadFaiss()).dreamgymBinding !== undefined;
+}
+
+/** Rows per call into a stock addon: it takes plain arrays, so vectors are copied in slices. */
 const ADD_BATCH_ROWS = 2048;
 
 /** A faiss index over unit vectors, searched by inner product (cosine). */
 export class FaissVectorIndex {
   private constructor(
-    private readonly index: Faiss.Index,
+    private index: Faiss.Index,
+    private readonly faiss: FaissModule,
     readonly dimension: number,
   ) {}
 
+  private get extended(): (Faiss.Index & ExtendedIndex) | undefined {
+    return this.faiss.dreamgymBinding === undefined
+      ? undefined
+      : (this.index as Faiss.Index & ExtendedIndex);
+  }
+
   /** A new empty index of `config` for vectors of `dimension` floats. */
   static async create(dimension: number, config: VectorIndexConfig): Promise<FaissVectorIndex> {
-    const faiss = await loadFaiss();
+    return FaissVectorIndex.createWith(await loadFaiss(), dimension, config);
+  }
+
+  /** A new empty index of `config`, of the same dimension (faiss is loaded already). */
+  empty(config: VectorIndexConfig): FaissVectorIndex {
+    return FaissVectorIndex.createWith(this.faiss, this.dimension, config);
+  }
+
+  private static createWith(
+    faiss: FaissModule,
+    dimension: number,
+    config: VectorIndexConfig,
+  ): FaissVectorIndex {
     const metric = faiss.MetricType.METRIC_INNER_PRODUCT;
     if (config.type === 'flat') {
-      return new FaissVectorIndex(faiss.Index.fromFactory(dimension, 'Flat', metric), dimension);
+      return new FaissVectorIndex(
+        faiss.Index.fromFactory(dimension, 'Flat', metric),
+        faiss,
+        dimension,
+      );
     }
-    const empty = faiss.Index.fromFactory(dimension, `HNSW${config.m},Flat`, metric).toBuffer();
-    writeHnswDepths(empty, { efConstruction: config.efConstruction, efSearch: config.efSearch });
-    return new FaissVectorIndex(faiss.Index.fromBuffer(empty), dimension);
+    const index = new FaissVectorIndex(
+      faiss.Index.fromFactory(dimension, `HNSW${config.m},Flat`, metric),
+      faiss,
+      dimension,
+    );
+    index.setDepths({ efConstruction: config.efConstruction, efSearch: config.efSearch });
+    return index;
   }
 
   /**
@@ -91,7 +173,7 @@ export class FaissVectorIndex {
         { path: file },
       );
     }
-    return new FaissVectorIndex(index, dimension);
+    return new FaissVectorIndex(index, faiss, dimension);
   }
 
   /** Number of vectors in the index (their labels are 0 .. size - 1, in insertion order). */
@@ -99,9 +181,17 @@ export class FaissVectorIndex {
     return this.index.ntotal();
   }
 
-  /** Appends `count` rows of `vectors` (row-major, `count * dimension` floats). */
-  add(vectors: Float32Array, count: number): void {
+  /**
+   * Appends `count` rows of `vectors` (row-major, `count * dimension` floats), on `threads`
+   * OpenMP threads where the addon lets it choose (an HNSW insert runs in parallel).
+   */
+  add(vectors: Float32Array, count: number, threads = 1): void {
     const width = this.dimension;
+    const extended = this.extended;
+    if (extended) {
+      this.withThreads(threads, () => extended.addFloat32(vectors.subarray(0, count * width)));
+      return;
+    }
     for (let start = 0; start < count; start += ADD_BATCH_ROWS) {
       const end = Math.min(count, start + ADD_BATCH_ROWS);
       this.index.add(Array.from(vectors.subarray(start * width, end * width)));
@@ -109,11 +199,63 @@ export class FaissVectorIndex {
   }
 
   /** The `k` (at most `size`) nearest labels by inner product, best first; -1 pads missing ones. */
-  search(query: Float32Array, k: number): { labels: number[]; scores: number[] } {
+  search(query: Float32Array, k: number): { labels: ArrayLike<number>; scores: ArrayLike<number> } {
     const limit = Math.min(k, this.size);
     if (limit <= 0) return { labels: [], scores: [] };
+    const extended = this.extended;
+    if (extended) {
+      const result = extended.searchFloat32(query, limit);
+      return { labels: result.labels, scores: result.distances };
+    }
     const result = this.index.search(Array.from(query), limit);
     return { labels: result.labels, scores: result.distances };
+  }
+
+  /** The HNSW graph degree and depths of this index (undefined for a flat one). */
+  hnswParameters(): { m: number; efConstruction: number; efSearch: number } | undefined {
+    const extended = this.extended;
+    if (extended) {
+      const m = extended.getParameter('M');
+      if (m === undefined) return undefined;
+      return {
+        m,
+        efConstruction: extended.getParameter('efConstruction')!,
+        efSearch: extended.getParameter('efSearch')!,
+      };
+    }
+    const buffer = this.index.toBuffer();
+    if (buffer.subarray(0, 4).toString('latin1') !== 'IHNf') return undefined;
+    return { m: Number.NaN, ...readHnswDepths(buffer) };
+  }
+
+  /** Sets an HNSW index's build and search depths (ignored by a flat index). */
+  setDepths(depths: { efConstruction?: number; efSearch?: number }): void {
+    const extended = this.extended;
+    if (extended) {
+      if (extended.getParameter('M') === undefined) return;
+      if (depths.efConstruction !== undefined)
+        extended.setParameter('efConstruction', depths.efConstruction);
+      if (depths.efSearch !== undefined) extended.setParameter('efSearch', depths.efSearch);
+      return;
+    }
+    // The stock binding has no setter: rewrite the serialised index and read it back.
+    const buffer = this.index.toBuffer();
+    if (buffer.subarray(0, 4).toString('latin1') !== 'IHNf') return;
+    const current = readHnswDepths(buffer);
+    writeHnswDepths(buffer, { ...current, ...depths });
+    this.index = this.faiss.Index.fromBuffer(buffer);
+  }
+
+  /** Runs `work` with `threads` OpenMP threads (where the addon can choose), then one again. */
+  private withThreads<T>(threads: number, work: () => T): T {
+    const set = this.faiss.Index.setThreads;
+    if (!set || threads <= 1) return work();
+    set(threads);
+    try {
+      return work();
+    } finally {
+      set(1);
+    }
   }
 
   /** Writes the index to `file` atomically (a temporary file renamed over it). */

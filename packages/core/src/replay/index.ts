@@ -1,4 +1,10 @@
-export { FAISS_BUILD_HELP, loadFaiss, type VectorIndexConfig } from './faiss-index.js';
+export {
+  FAISS_BUILD_HELP,
+  faissBindingExtended,
+  loadFaiss,
+  type VectorIndexConfig,
+} from './faiss-index.js';
+export type { RecallMeasurement } from './index-tuning.js';
 export {
   combinePhi,
   DEFAULT_PHI_WEIGHTS,

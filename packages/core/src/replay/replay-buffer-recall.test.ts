@@ -1,0 +1,131 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Transition } from '../mdp/schemas.js';
+import { HashingEmbedder } from '../models/hashing-embedder.js';
+import { SeededRandom } from '../random/seeded-random.js';
+import { loadExpertTransitions } from './expert-transitions.test-support.js';
+import { faissBindingExtended } from './faiss-index.js';
+import { embedPhi } from './phi.js';
+import { ReplayBuffer } from './replay-buffer.js';
+
+/** Distinct (state, action) transitions of real ALFWorld expert games, shuffled. */
+let distinct: Transition[] = [];
+const directories: string[] = [];
+
+beforeAll(async () => {
+  const byGame = await loadExpertTransitions(900);
+  const seen = new Set<string>();
+  for (const [, transitions] of byGame) {
+    for (const transition of transitions) {
+      const key = `${transition.state.text}\u0000${transition.action}`;
+      if (!seen.has(key) && seen.add(key)) distinct.push(transition);
+    }
+  }
+  distinct = new SeededRandom(11).shuffle(distinct);
+});
+
+afterAll(async () => {
+  for (const directory of directories) await rm(directory, { recursive: true, force: true });
+});
+
+// A deliberately poor graph (degree 4, shallow build): the default search depth misses
+// neighbours, so the target can only be met by searching deeper.
+const index = { type: 'hnsw', m: 4, efConstruction: 8, efSearch: 8, targetRecall: 0.97 } as const;
+const embedder = new HashingEmbedder({ dimension: 64 });
+
+/** Tie-aware recall@8 of the buffer's search against its exact scan, on fresh queries. */
+async function freshRecall(buffer: ReplayBuffer, queries: readonly Transition[]): Promise<number> {
+  let hits = 0;
+  for (const query of queries) {
+    const vector = new Float32Array(64);
+    await embedPhi(
+      embedder,
+      [{ stateText: query.state.text, action: query.action }],
+      { state: 1, action: 1, instruction: 0 },
+      vector,
+    );
+    const exact = buffer.searchExactVector(vector, 8);
+    const kth = exact.at(-1)!.score;
+    hits += buffer.searchVector(vector, 8).filter((hit) => hit.score >= kth - 1e-5).length;
+  }
+  return hits / (queries.length * 8);
+}
+
+describe('ReplayBuffer recall target', () => {
+  it('runs on the faiss-node addon the set-up compiles (typed-array transfer, parameters, threads)', async () => {
+    expect(await faissBindingExtended()).toBe(true);
+  });
+
+  it('tunes the search depth to the target, re-measures past a size step, and keeps it across reloads', async () => {
+    expect(distinct.length).toBeGreaterThan(3200);
+    const directory = await mkdtemp(join(tmpdir(), 'dreamgym-recall-'));
+    directories.push(directory);
+    const queries = distinct.slice(0, 150);
+    const buffer = await ReplayBuffer.open(directory, { embedder, index, threads: 2 });
+
+    // Below 1,000 rows nothing is measured: small graphs are close to exact.
+    await buffer.add(distinct.slice(150, 900));
+    expect(buffer.stats().recall).toBeUndefined();
+    await buffer.add(distinct.slice(900, 1500));
+    const first = buffer.stats().recall!;
+    expect(first).toMatchObject({ targetRecall: 0.97, reached: true, m: 4, k: 8, queries: 100 });
+    expect(first.rows).toBe(1350);
+    expect(first.recall).toBeGreaterThanOrEqual(0.97);
+    expect(first.efSearch).toBeGreaterThan(8);
+    expect(buffer.stats().index).toMatchObject({ type: 'hnsw', m: 4, efSearch: first.efSearch });
+
+    // Growing to less than twice the measured size keeps the measurement; past it, it is redone.
+    await buffer.add(distinct.slice(1500, 2800));
+    expect(buffer.stats().recall).toEqual(first);
+    await buffer.add(distinct.slice(2800, 3200));
+    const second = buffer.stats().recall!;
+    expect(second.rows).toBe(3050);
+    expect(second.recall).toBeGreaterThanOrEqual(0.97);
+    expect(second.measuredAt >= first.measuredAt).toBe(true);
+    // Measured on the buffer's own rows; fresh queries agree within sampling error.
+    expect(await freshRecall(buffer, queries)).toBeGreaterThanOrEqual(0.93);
+    const before = await buffer.search({ state: queries[0]!.state, action: queries[0]!.action }, 8);
+    await buffer.close();
+
+    const manifest = JSON.parse(await readFile(join(directory, 'manifest.json'), 'utf8'));
+    expect(manifest).toMatchObject({
+      version: 2,
+      index: { type: 'hnsw', m: 4, efSearch: second.efSearch, targetRecall: 0.97 },
+      recall: second,
+    });
+    // Reopened without index options: the tuned settings and measurement come back as they were.
+    const reopened = await ReplayBuffer.open(directory, { embedder, readOnly: true });
+    expect(reopened.stats().recall).toEqual(second);
+    expect(reopened.stats().index).toMatchObject({ m: 4, efSearch: second.efSearch });
+    const after = await reopened.search(
+      { state: queries[0]!.state, action: queries[0]!.action },
+      8,
+    );
+    expect(after.map((hit) => hit.transition.id)).toEqual(before.map((hit) => hit.transition.id));
+    await reopened.close();
+  });
+
+  it('applies a new target to a stored index without a rebuild', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'dreamgym-recall-'));
+    directories.push(directory);
+    const buffer = await ReplayBuffer.open(directory, {
+      embedder,
+      index: { type: 'hnsw', m: 4, efConstruction: 8, efSearch: 8 },
+      threads: 1,
+    });
+    await buffer.add(distinct.slice(0, 1500));
+    expect(buffer.stats().recall).toBeUndefined();
+    await buffer.close();
+    const tuned = await ReplayBuffer.open(directory, {
+      embedder,
+      index: { type: 'hnsw', targetRecall: 0.99 },
+    });
+    // The degree was chosen by the user (4): the depth alone is tuned, as far as it goes.
+    expect(tuned.stats().recall).toMatchObject({ targetRecall: 0.99, rows: 1500, m: 4 });
+    expect(tuned.stats().index).toMatchObject({ m: 4, efSearch: tuned.stats().recall!.efSearch });
+    expect(tuned.stats().recall!.efSearch).toBeGreaterThan(8);
+    await tuned.close();
+  });
+});

@@ -1,0 +1,287 @@
+/**
+ * The replay buffer's slot table: one slot per stored transition, in the order they were
+ * added (= the order of `add` entries in `records.jsonl`). It keeps what lookups, filters
+ * and duplicate checks need of every slot in flat per-slot arrays and typed-array hash
+ * chains, and the transition itself either as a validated object or, for a record reloaded
+ * from the log, as the log's bytes until it is first served. A reload of a million records
+ * then retains no million objects for the garbage collector to trace.
+ */
+import { parseRecord } from '../mdp/jsonl.js';
+import { type ExperienceSource, type Transition, TransitionSchema } from '../mdp/schemas.js';
+import { type LoggedRecord, loggedTransition } from './replay-log.js';
+import type { RetrievalFilter } from './retriever.js';
+import { SlotChains } from './slot-chains.js';
+import { contentKey, sameContent, textHash } from './transition-keys.js';
+
+const SOURCE_NAMES: Record<ExperienceSource, ExperienceSource> = {
+  offline: 'offline',
+  synthetic: 'synthetic',
+  real: 'real',
+};
+
+function increment(counts: Map<string, number>, key: string, by: number): void {
+  const next = (counts.get(key) ?? 0) + by;
+  if (next === 0) counts.delete(key);
+  else counts.set(key, next);
+}
+
+/** Slots of stored transitions: records, filter facets, occurrence counts, id and content lookups. */
+export class SlotTable {
+  /**
+   * Validated transition per slot. Undefined once evicted, and for a record reloaded from
+   * the log but not yet served: that one stays as bytes in `logChunks` until first served,
+   * when it is parsed and validated in full.
+   */
+  private records: (Transition | undefined)[] = [];
+  /** {@link textHash} of the id per slot; -1 once evicted (the liveness of a slot). */
+  private idHashes: number[] = [];
+  /** Domain, source and task per slot (interned strings). */
+  private domains: string[] = [];
+  private sources: string[] = [];
+  private tasks: string[] = [];
+  /** {@link textHash} of the trajectory id per slot (-1: none); matches are confirmed on the record. */
+  private trajectories: number[] = [];
+  /** {@link contentKey} per slot. */
+  private contents: number[] = [];
+  /** Times the transition of each slot occurred (its exact duplicates counted on it). */
+  private counts: number[] = [];
+  /** Log bytes of reloaded records, and where each reloaded slot's line lies in them. */
+  logChunks: Buffer[] = [];
+  private loggedLines: number[] = [];
+  private loggedChunks: number[] = [];
+  private loggedStarts: number[] = [];
+  private loggedEnds: number[] = [];
+  private readonly interned = new Map<string, string>();
+  private readonly byId = new SlotChains();
+  private readonly byContent = new SlotChains();
+  private readonly domainCounts = new Map<string, number>();
+  private readonly sourceCounts = new Map<string, number>();
+  private readonly taskCounts = new Map<string, number>();
+  private liveSlots = 0;
+  private occurrenceTotal = 0;
+
+  /**
+   * @param logFile named in the error of a corrupt record found when first served.
+   * @param withInstruction whether the instruction is part of a transition's content (it is
+   * when phi embeds it: transitions of different instructions are then retrieved by
+   * different similarities, so they are not duplicates of each other).
+   */
+  constructor(
+    private readonly logFile: string,
+    readonly withInstruction: boolean,
+  ) {}
+
+  /** Slots ever given out (evicted ones included, until compaction). */
+  get length(): number {
+    return this.records.length;
+  }
+
+  /** Live slots. */
+  get live(): number {
+    return this.liveSlots;
+  }
+
+  /** Occurrences of the live transitions (the sum of their counts). */
+  get occurrences(): number {
+    return this.occurrenceTotal;
+  }
+
+  isLive(slot: number): boolean {
+    return slot < this.idHashes.length && this.idHashes[slot] !== -1;
+  }
+
+  /** Times the transition of `slot` occurred. */
+  count(slot: number): number {
+    return this.counts[slot]!;
+  }
+
+  source(slot: number): string {
+    return this.sources[slot]!;
+  }
+
+  /**
+   * Gives `transition` the next slot, with `count` occurrences. `keep` false: the object is
+   * not retained (a record reloaded from the log, parsed again when first served).
+   */
+  register(transition: Transition, keep = true, count = 1): number {
+    const slot = this.records.length;
+    this.records.push(keep ? transition : undefined);
+    this.counts.push(count);
+    this.occurrenceTotal += count;
+    const idHash = textHash(transition.id);
+    this.idHashes.push(idHash);
+    const domain = this.intern(transition.domain);
+    // Checked to be one of the three sources on reading; the constant keeps one copy.
+    const source = SOURCE_NAMES[transition.source];
+    const task = this.intern(transition.taskId);
+    this.domains.push(domain);
+    this.sources.push(source);
+    this.tasks.push(task);
+    this.trajectories.push(
+      transition.trajectoryId === undefined ? -1 : textHash(transition.trajectoryId),
+    );
+    this.byId.add(idHash, slot);
+    const key = contentKey(transition, this.withInstruction);
+    this.contents.push(key);
+    this.byContent.add(key, slot);
+    increment(this.domainCounts, domain, 1);
+    increment(this.sourceCounts, source, 1);
+    increment(this.taskCounts, task, 1);
+    this.liveSlots += 1;
+    return slot;
+  }
+
+  /** Where the log line of a reloaded slot lies (see {@link SlotTable.served}). */
+  setLogged(slot: number, where: LoggedRecord): void {
+    this.loggedLines[slot] = where.line;
+    this.loggedChunks[slot] = where.chunk;
+    this.loggedStarts[slot] = where.start;
+    this.loggedEnds[slot] = where.end;
+  }
+
+  /** Evicts `slot`: it stays numbered (its row in files) but matches nothing. */
+  unregister(slot: number): void {
+    const idHash = this.idHashes[slot];
+    if (idHash === undefined || idHash === -1) return;
+    this.records[slot] = undefined;
+    this.idHashes[slot] = -1;
+    this.byId.remove(idHash, slot);
+    this.byContent.remove(this.contents[slot]!, slot);
+    increment(this.domainCounts, this.domains[slot]!, -1);
+    increment(this.sourceCounts, this.sources[slot]!, -1);
+    increment(this.taskCounts, this.tasks[slot]!, -1);
+    this.liveSlots -= 1;
+    this.occurrenceTotal -= this.counts[slot]!;
+  }
+
+  /** Sets the occurrence count of a live slot. */
+  setCount(slot: number, count: number): void {
+    this.occurrenceTotal += count - this.counts[slot]!;
+    this.counts[slot] = count;
+  }
+
+  /** The transition of a live slot, validated in full against the schema on first use. */
+  served(slot: number): Transition {
+    const record = this.records[slot];
+    if (record) return record;
+    const where = this.loggedAt(slot);
+    const valid = parseRecord(TransitionSchema, loggedTransition(this.logChunks, where), {
+      file: this.logFile,
+      line: where.line,
+      fieldPrefix: 'transition',
+    });
+    this.records[slot] = valid;
+    return valid;
+  }
+
+  /**
+   * The transition of a slot for internal use (duplicate checks, embedding): its indexed
+   * fields are valid, the rest is not checked until it is served. Reloaded slots can be
+   * peeked after eviction too (their log bytes stay until compaction).
+   */
+  peek(slot: number): Transition {
+    return this.records[slot] ?? loggedTransition(this.logChunks, this.loggedAt(slot));
+  }
+
+  /** Whether {@link SlotTable.peek} can read `slot` (live, or reloaded from the log). */
+  canPeek(slot: number): boolean {
+    return this.records[slot] !== undefined || this.loggedLines[slot] !== undefined;
+  }
+
+  private loggedAt(slot: number): LoggedRecord {
+    return {
+      line: this.loggedLines[slot]!,
+      chunk: this.loggedChunks[slot]!,
+      start: this.loggedStarts[slot]!,
+      end: this.loggedEnds[slot]!,
+    };
+  }
+
+  /** The live slot holding the transition with this id, if any. */
+  slotOf(id: string): number | undefined {
+    return this.byId.find(textHash(id), (slot) => this.peek(slot).id === id);
+  }
+
+  /** A live slot whose transition is an exact duplicate of `transition`, if any. */
+  twinOf(transition: Transition): number | undefined {
+    return this.byContent.find(contentKey(transition, this.withInstruction), (slot) =>
+      sameContent(this.peek(slot), transition, this.withInstruction),
+    );
+  }
+
+  /** The slots in [start, end) that hold a record (not evicted). */
+  liveIn(start: number, end: number): number[] {
+    const live: number[] = [];
+    for (let slot = start; slot < end; slot += 1) if (this.idHashes[slot] !== -1) live.push(slot);
+    return live;
+  }
+
+  /** Upper bound on the transitions `filter` can match, from per-facet counts. */
+  matchBound(filter: RetrievalFilter | undefined): number {
+    let bound = this.liveSlots;
+    if (!filter) return bound;
+    if (filter.domain !== undefined)
+      bound = Math.min(bound, this.domainCounts.get(filter.domain) ?? 0);
+    if (filter.sources) {
+      const total = [...new Set(filter.sources)].reduce(
+        (sum, source) => sum + (this.sourceCounts.get(source) ?? 0),
+        0,
+      );
+      bound = Math.min(bound, total);
+    }
+    if (filter.taskIds) {
+      const total = [...new Set(filter.taskIds)].reduce(
+        (sum, task) => sum + (this.taskCounts.get(task) ?? 0),
+        0,
+      );
+      bound = Math.min(bound, total);
+    }
+    return bound;
+  }
+
+  /** Whether a slot is live and passes `filter`. */
+  acceptor(filter: RetrievalFilter | undefined): (slot: number) => boolean {
+    const { idHashes, domains, sources: slotSources, tasks: slotTasks, trajectories } = this;
+    const sources = filter?.sources && new Set<string>(filter.sources);
+    const tasks = filter?.taskIds && new Set(filter.taskIds);
+    const excluded = filter?.excludeTrajectoryIds && new Set(filter.excludeTrajectoryIds);
+    const excludedHashes = excluded && new Set([...excluded].map(textHash));
+    const domain = filter?.domain;
+    return (slot) => {
+      if (idHashes[slot] === -1) return false;
+      if (domain !== undefined && domains[slot] !== domain) return false;
+      if (sources && !sources.has(slotSources[slot]!)) return false;
+      if (tasks && !tasks.has(slotTasks[slot]!)) return false;
+      if (excludedHashes?.has(trajectories[slot]!)) {
+        // The hash matches: confirm on the record (a hash collision must not exclude it).
+        const trajectoryId = this.peek(slot).trajectoryId;
+        if (trajectoryId !== undefined && excluded!.has(trajectoryId)) return false;
+      }
+      return true;
+    };
+  }
+
+  /** Live transitions by source. */
+  bySource(): Record<ExperienceSource, number> {
+    const bySource: Record<ExperienceSource, number> = { offline: 0, synthetic: 0, real: 0 };
+    for (const [source, count] of this.sourceCounts) bySource[source as ExperienceSource] = count;
+    return bySource;
+  }
+
+  /** Live transitions by domain. */
+  byDomain(): Record<string, number> {
+    return Object.fromEntries(this.domainCounts);
+  }
+
+  /** Distinct tasks of the live transitions. */
+  get taskCount(): number {
+    return this.taskCounts.size;
+  }
+
+  private intern(text: string): string {
+    const known = this.interned.get(text);
+    if (known !== undefined) return known;
+    this.interned.set(text, text);
+    return text;
+  }
+}
