@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { mkdtemp, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SeededRandom, type Task } from '@dreamgym/core';
 import { describeAdapterConformance } from '@dreamgym/core/testing';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createWebarenaLiteAdapter } from './adapter.js';
 import { loadWebarenaTasks } from './datasets/task-configs.js';
 import { webarenaDataDirectory } from './test-data-directory.js';
@@ -36,6 +36,7 @@ await symlink(
   join(datasetDirectory, 'test_webarena_lite.raw.json'),
 );
 await writeFile(join(datasetDirectory, 'recorded.jsonl'), readFileSync(recordedFile));
+afterAll(() => rm(datasetDirectory, { recursive: true, force: true }));
 
 const adapter = createWebarenaLiteAdapter({ dataDir });
 const tasks: Task[] = [];

@@ -303,13 +303,47 @@ export class BrowserEnvironment implements Environment {
     }
   }
 
-  private async afterAction(page: Page): Promise<void> {
-    if (this.options.settleMs > 0)
-      await page.waitForTimeout(this.options.settleMs).catch(() => undefined);
-    const current = await this.episode!.tabs.page();
-    await current
-      .waitForLoadState('load', { timeout: this.options.navigationTimeoutMs })
-      .catch(() => undefined);
+  /**
+   * Runs `act` on `page` and waits for what it started: a navigation of the page (a form
+   * submitted, a script setting `location`) is awaited until its document has loaded, even
+   * when it began only after the action returned (within `settleMs`).
+   */
+  private async withSettling<T>(page: Page, act: () => Promise<T>): Promise<T> {
+    let requested = false;
+    let committed = false;
+    const onRequest = (request: { isNavigationRequest(): boolean; frame(): unknown }) => {
+      try {
+        if (request.isNavigationRequest() && request.frame() === page.mainFrame()) requested = true;
+      } catch {
+        // a request without a frame (a service worker's) navigates nothing
+      }
+    };
+    const onNavigated = (frame: unknown) => {
+      if (frame === page.mainFrame()) committed = true;
+    };
+    page.on('request', onRequest);
+    page.on('framenavigated', onNavigated);
+    try {
+      const result = await act();
+      if (this.options.settleMs > 0) {
+        await page.waitForTimeout(this.options.settleMs).catch(() => undefined);
+      }
+      const timeout = this.options.navigationTimeoutMs;
+      if (requested && !committed && !page.isClosed()) {
+        await page
+          .waitForEvent('framenavigated', {
+            predicate: (frame) => frame === page.mainFrame(),
+            timeout,
+          })
+          .catch(() => undefined);
+      }
+      const current = await this.episode!.tabs.page();
+      await current.waitForLoadState('load', { timeout }).catch(() => undefined);
+      return result;
+    } finally {
+      page.off('request', onRequest);
+      page.off('framenavigated', onNavigated);
+    }
   }
 
   private async carryOut(action: WebAction): Promise<{ note?: string }> {
@@ -331,16 +365,16 @@ export class BrowserEnvironment implements Environment {
         // Ids resolve against the observation of this tab; after a tab switch the agent has
         // seen the new tab, so its observation is the last one.
         const elements = episode.lastPage === page ? episode.last.elements : new Map();
-        const outcome = await executeWebAction(action, {
-          page,
-          sessions: episode.observer.sessionsOf(page),
-          elements,
-          actionTimeoutMs: this.options.actionTimeoutMs,
-          navigationTimeoutMs: this.options.navigationTimeoutMs,
-          typing: this.options.typing,
-        });
-        await this.afterAction(page);
-        return outcome;
+        return this.withSettling(page, () =>
+          executeWebAction(action, {
+            page,
+            sessions: episode.observer.sessionsOf(page),
+            elements,
+            actionTimeoutMs: this.options.actionTimeoutMs,
+            navigationTimeoutMs: this.options.navigationTimeoutMs,
+            typing: this.options.typing,
+          }),
+        );
       }
     }
   }

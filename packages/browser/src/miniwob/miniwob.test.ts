@@ -63,8 +63,6 @@ type Solver = (instruction: string, observation: Observation, taken: number) => 
 
 const SOLVERS: Record<string, Solver> = {
   'click-test': (_, observation) => `click [${find(observation, named('button', 'Click Me!'))}]`,
-  'click-test-2': (instruction, observation) =>
-    `click [${find(observation, named('button', /button (\w+)/.exec(instruction)![1]!))}]`,
   'click-button': (instruction, observation) =>
     `click [${find(observation, named('button', quoted(instruction)))}]`,
   'click-button-sequence': (_, observation, taken) =>
@@ -96,14 +94,6 @@ const SOLVERS: Record<string, Solver> = {
     taken === 0
       ? `type [${find(observation, (line) => line.role === 'textbox')}] [${quoted(instruction)}] [0]`
       : `click [${find(observation, named('button', 'Submit'))}]`,
-  'enter-text-2': (instruction, observation, taken) =>
-    taken === 0
-      ? `type [${find(observation, (line) => line.role === 'textbox')}] [${
-          /upper case/.test(instruction)
-            ? quoted(instruction).toUpperCase()
-            : quoted(instruction).toLowerCase()
-        }] [0]`
-      : `click [${find(observation, named('button', 'Submit'))}]`,
   'enter-password': (instruction, observation, taken) => {
     const fields = parseObservationLines(observation.text).filter(
       (line) => line.role === 'textbox',
@@ -120,8 +110,6 @@ const SOLVERS: Record<string, Solver> = {
       ? `type [${fields[taken]!.id}] [${quoted(instruction, taken)}] [0]`
       : `click [${find(observation, named('button', 'Login'))}]`;
   },
-  'focus-text': (_, observation) =>
-    `click [${find(observation, (line) => line.role === 'textbox')}]`,
   'focus-text-2': (instruction, observation) => {
     const ordinal = Number(/(\d)(st|nd|rd|th)/.exec(instruction)![1]);
     const fields = parseObservationLines(observation.text).filter(
@@ -132,10 +120,6 @@ const SOLVERS: Record<string, Solver> = {
   'click-tab': (instruction, observation) =>
     `click [${find(observation, named(['tab', 'link'], /Click on (Tab #\d)/.exec(instruction)![1]!))}]`,
   'click-dialog': (_, observation) => `click [${find(observation, named('button', 'Close'))}]`,
-  'click-dialog-2': (instruction, observation) => {
-    const label = quoted(instruction);
-    return `click [${find(observation, named('button', label === 'x' ? 'Close' : label))}]`;
-  },
   'click-collapsible': (_, observation, taken) =>
     taken === 0
       ? `click [${find(observation, (line) => line.role === 'tab' && line.name.startsWith('Section'))}]`
