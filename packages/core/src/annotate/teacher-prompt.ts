@@ -62,7 +62,7 @@ export function buildTeacherPrompt(
   return [
     {
       role: 'system',
-      content: `You explain the dynamics of a text environment.\n\n${environmentDescription}\n\nGiven a state, an action and the environment's real answer, write the reasoning that predicts that answer from the state and the action alone: what the action does here and why it leads to this outcome. One or two sentences, at most ${maxChars} characters, without copying the answer word for word. Reply with JSON: {"reasoning": "..."}`,
+      content: `You explain the dynamics of a text environment.\n\n${environmentDescription}\n\nGiven a state, an action and the environment's real answer, write the reasoning that predicts that answer from the state and the action alone: what the action does here and why it leads to this outcome. One or two sentences, at most ${maxChars} characters, without copying the answer word for word. Reply with JSON: {"reasoning": "..."}\n\nExample: in a state where the agent stands at a closed box 1, the action "open box 1" answered "You open the box 1. The box 1 is open. In it, you see a key 2." has the reasoning "The box 1 is closed and within reach, so opening it works and shows what it holds."`,
     },
     { role: 'user', content: parts.join('\n\n') },
   ];

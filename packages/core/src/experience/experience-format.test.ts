@@ -99,6 +99,14 @@ describe('compactExperienceFormat', () => {
     expect(prompt.messages[0]!.content).toMatch(
       /^You are the world model of a text environment\.\n\nA house\./,
     );
+    const without = compactExperienceFormat({ descriptionTokens: 0 }).build(
+      'A house.',
+      input(steps, 'state', 'look'),
+      {},
+    );
+    expect(without.messages[0]!.content).toMatch(
+      /^You are the world model of a text environment\.\n\nPredict what/,
+    );
   });
 
   it('keeps the prompt prefix of the previous step of the episode (KV-cache reuse)', () => {

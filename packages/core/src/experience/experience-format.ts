@@ -76,7 +76,11 @@ export interface CompactExperienceFormatOptions {
   nextStateChars?: number;
   /** Demonstrations shown at most (the most similar first). Default 3. */
   demos?: number;
-  /** Tokens of the environment description kept (cut at a line end). Default 640. */
+  /**
+   * Tokens of the environment description kept (cut at a line end). Default 640. 0 leaves
+   * it out: a model fine-tuned on the domain (experience-model SFT) knows it, and every
+   * prompt gets hundreds of tokens shorter.
+   */
   descriptionTokens?: number;
   /** Tokens of the history when the budget gives none. Default 384. */
   historyTokens?: number;
@@ -137,9 +141,12 @@ export function compactExperienceFormat(
     maxTokens: Math.ceil((reasoningChars + nextStateChars) / 2) + 48,
     build(description, input, budget) {
       const count = budget.countTokens ?? estimateTokens;
+      const descriptionTokens = options.descriptionTokens ?? 640;
+      const about =
+        descriptionTokens > 0 ? `${fit(description, descriptionTokens, count)}\n\n` : '';
       const system: ChatMessage = {
         role: 'system',
-        content: `You are the world model of a text environment.\n\n${fit(description, options.descriptionTokens ?? 640, count)}\n\n${instructions}`,
+        content: `You are the world model of a text environment.\n\n${about}${instructions}`,
       };
       // Task and history first: the next step of the episode extends this prefix.
       const parts: string[] = [`Task: ${input.task.instruction}`];
