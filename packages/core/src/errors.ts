@@ -24,7 +24,8 @@ export type DreamGymErrorCode =
   | 'CHECKPOINT'
   | 'LOCKED'
   | 'INVALID_ARGUMENT'
-  | 'BUDGET_EXHAUSTED';
+  | 'BUDGET_EXHAUSTED'
+  | 'NOT_IMPLEMENTED';
 
 /** Base class of every error DreamGym throws on purpose. */
 export class DreamGymError extends Error {
@@ -216,4 +217,21 @@ export class BudgetExhaustedError extends DreamGymError {
     super('BUDGET_EXHAUSTED', message, options);
   }
   static override isInstance = hasCode<BudgetExhaustedError>('BUDGET_EXHAUSTED');
+}
+
+/**
+ * A part of an extension that was scaffolded but not written yet (the stubs of
+ * `dreamgym new adapter`). The message names the part, the file to edit and what to write.
+ */
+export class NotImplementedError extends DreamGymError {
+  /** The missing part, e.g. `parseAction` of `@dreamgym/acme`. */
+  readonly part: string;
+  /** The file that holds the stub to replace. */
+  readonly file: string | undefined;
+  constructor(message: string, options: { part: string; file?: string; cause?: unknown }) {
+    super('NOT_IMPLEMENTED', message, options);
+    this.part = options.part;
+    this.file = options.file;
+  }
+  static override isInstance = hasCode<NotImplementedError>('NOT_IMPLEMENTED');
 }

@@ -35,6 +35,7 @@ export {
   ModelError,
   ModelFileError,
   ModelOutputError,
+  NotImplementedError,
   type RecordLocation,
 } from './errors.js';
 export * from './eval/index.js';
