@@ -10,6 +10,7 @@ import { dataRecordCommand } from './commands/data-record.js';
 import { evalCommand } from './commands/eval.js';
 import { modelPullCommand } from './commands/model-pull.js';
 import { modelServeCommand } from './commands/model-serve.js';
+import { newAdapterCommand } from './commands/new-adapter.js';
 import { reportCommand } from './commands/report.js';
 import { serveCommand } from './commands/serve.js';
 import { trainCommand } from './commands/train.js';
@@ -27,6 +28,7 @@ export const COMMANDS: readonly Command[] = [
   modelServeCommand,
   annotateCommand,
   serveCommand,
+  newAdapterCommand,
 ];
 
 function usage(): string {
