@@ -15,7 +15,7 @@
  * buffer, which grows by design).
  *
  * Run: `npm run server -w dreamgym-benchmarks` (`-- --sessions 256 --steps 100000`). The
- * server runs from the CLI's sources (tsx) against the built core, server and ALFWorld
+ * server runs from the CLI's sources (node with tsx's loader) against the built core, server and ALFWorld
  * packages, with OMP_NUM_THREADS=1. Writes benchmarks/results/server.json.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -71,9 +71,12 @@ function machineJiffies(): { busy: number; total: number } {
 }
 
 async function startServer(runDirectory: string, writeBack: boolean) {
+  // One process (node with tsx's loader): its pid is the server's, and SIGTERM reaches it.
   const child: ChildProcess = spawn(
-    join(repository, 'node_modules', '.bin', 'tsx'),
+    process.execPath,
     [
+      '--import',
+      'tsx',
       join(repository, 'packages', 'cli', 'src', 'bin.ts'),
       'serve',
       '--domain',
@@ -115,17 +118,7 @@ async function startServer(runDirectory: string, writeBack: boolean) {
       reject(new Error(`dreamgym serve exited with ${code}\n${stderr}`)),
     );
   });
-  // The server process is tsx's child: find the node process that serves.
-  const serverPid = Number(
-    readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/)[0] ??
-      child.pid,
-  );
-  return {
-    child,
-    url,
-    serverPid: Number.isFinite(serverPid) && serverPid > 0 ? serverPid : child.pid!,
-    stderr: () => stderr,
-  };
+  return { child, url, serverPid: child.pid!, stderr: () => stderr };
 }
 
 interface Load {

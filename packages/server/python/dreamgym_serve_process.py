@@ -1,8 +1,8 @@
 """Starts and stops `dreamgym serve` as a child process, for tests and examples in Python.
 
 The command is the built CLI (`node packages/cli/dist/bin.js`), or what the DREAMGYM_CLI
-environment variable names (e.g. `node_modules/.bin/tsx packages/cli/src/bin.ts` to run the
-sources). The server prints `... listening on http://127.0.0.1:PORT ...` on stdout once
+environment variable names (e.g. `node --import tsx packages/cli/src/bin.ts` to run the
+sources in one process, so that SIGTERM reaches the server itself). The server prints `... listening on http://127.0.0.1:PORT ...` on stdout once
 ready; its JSON-line logs go to a file so a failure can show them.
 """
 

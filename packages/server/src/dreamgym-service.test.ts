@@ -1,8 +1,14 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CheckpointError, ConfigError, SeededRandom } from '@dreamgym/core';
-import { CorridorEnvironment } from '@dreamgym/core/testing';
+import {
+  CheckpointError,
+  ConfigError,
+  OpenAICompatibleChatModel,
+  ReasoningExperienceModel,
+  SeededRandom,
+} from '@dreamgym/core';
+import { CorridorEnvironment, startOpenAICompatibleServer } from '@dreamgym/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { corridorDomain, playEpisode, TestClient } from './corridor-run.test-support.js';
 import { EpisodeLogLineSchema } from './dreamgym-service.js';
@@ -175,6 +181,49 @@ describe('DreamGymService over OpenEnv', () => {
     expect(after.buffer.written).toBe(after.steps);
     expect(after.buffer.bySource.real).toBeGreaterThan(0);
     expect(after.buffer.bySource.synthetic).toBe(0);
+    await client.close();
+  });
+
+  it('serves an LLM experience model (ReasoningExperienceModel over an OpenAI-compatible server)', async () => {
+    // A real local HTTP server in the OpenAI protocol; its "model" walks the corridor and
+    // ends the episode on the third action.
+    const llm = await startOpenAICompatibleServer({
+      chat: (request) => {
+        const prompt = request.messages.map((message) => String(message.content)).join('\n');
+        const steps = (prompt.match(/Action:/g) ?? []).length;
+        return JSON.stringify({
+          reasoning: 'The agent moves along the corridor.',
+          nextState: `You walk on. You are in room ${steps}.`,
+          done: steps >= 3,
+          success: steps >= 3,
+          reward: steps >= 3 ? 1 : 0,
+        });
+      },
+    });
+    cleanup.push(() => llm.close());
+    const { served, domain } = await serve({
+      runDirectory: await runDirectory(),
+      experienceModel: new ReasoningExperienceModel({
+        chat: new OpenAICompatibleChatModel({ baseURL: llm.url, model: 'test-model' }),
+        environmentDescription: 'A corridor of numbered rooms.',
+      }),
+    });
+    expect(domain.seedTasks.length).toBeGreaterThan(0);
+    const client = await TestClient.connect(served.url);
+    const reset = await client.request({ type: 'reset', data: {} });
+    expect(reset.type).toBe('observation');
+    let reply = reset;
+    let steps = 0;
+    while (!reply.data.done && steps < 12) {
+      reply = await client.request({ type: 'step', data: { action: 'go right' } });
+      expect(reply.type, JSON.stringify(reply)).toBe('observation');
+      steps += 1;
+    }
+    expect(reply.data.done).toBe(true);
+    expect(llm.requestsTo('/v1/chat/completions').length).toBe(steps);
+    const after = await status(served);
+    expect(after.episodes.finished).toBe(1);
+    expect(after.buffer.written).toBe(steps);
     await client.close();
   });
 });

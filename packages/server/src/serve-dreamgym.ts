@@ -33,6 +33,8 @@ export async function serveDreamGym(options: ServeDreamGymOptions): Promise<Serv
   const service = await DreamGymService.open({ ...options, logger });
   const domain = options.adapter.name;
   const server = new EnvironmentServer({
+    // The step cap of synthetic episodes caps real ones too (the server enforces it there).
+    ...(service.mode === 'real' ? { maxSteps: service.config.maxSteps } : {}),
     ...options.server,
     createEnvironment: () => service.createEnvironment(),
     tasks: service,

@@ -82,9 +82,10 @@ describe('dreamgym serve flags', () => {
 function startServe(
   args: string[],
 ): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+  // One process (node with tsx's loader), so that SIGTERM reaches the server itself.
   const child = spawn(
-    join(repository, 'node_modules', '.bin', 'tsx'),
-    [join(repository, 'packages', 'cli', 'src', 'bin.ts'), 'serve', ...args],
+    process.execPath,
+    ['--import', 'tsx', join(repository, 'packages', 'cli', 'src', 'bin.ts'), 'serve', ...args],
     { cwd: repository, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';

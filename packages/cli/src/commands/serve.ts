@@ -210,7 +210,9 @@ function serveSettings(values: FlagValues, file: Record<string, unknown>, io: Co
     );
   }
   const setup: DomainSetupOptions = {
-    // Serving needs no evaluation tasks; load the fewest the set-up allows.
+    // Serving evaluates nothing: the set-up loads one training task in place of evaluation
+    // tasks, so no adapter needs an evaluation split for it.
+    evalSplit: 'train',
     evalTasks: 1,
     ...(fileSetup as Partial<DomainSetupOptions>),
     domain,
