@@ -2,39 +2,47 @@
  * `createMiniwobAdapter`: the MiniWoB++ {@link DomainAdapter}. `dreamgym train --domain
  * miniwob` finds it by this name.
  */
-import { ConfigError, type DomainAdapter, type Environment } from '@dreamgym/core';
+import { ConfigError, type DomainAdapter } from '@dreamgym/core';
 import { z } from 'zod';
 import { parseMiniwobAction } from './action-grammar.js';
 import { miniwobCandidateActions } from './candidate-actions.js';
-import { miniwobTaskLoader } from './datasets/tasks.js';
+import { buildMiniwobDataset } from './datasets/build-dataset.js';
+import { MINIWOB_DOMAIN, miniwobTaskLoader } from './datasets/tasks.js';
 import { miniwobTrajectoryLoader } from './datasets/trajectories.js';
-import { mutateMiniwobTask } from './mutate-task.js';
+import {
+  loadMiniwobVocabularySync,
+  type MiniwobVocabulary,
+  mutateMiniwobTask,
+} from './mutate-task.js';
 import { miniwobPrompts } from './prompts.js';
 import {
   connectMiniwobReal,
-  type MiniwobRealOptions,
+  type MiniwobEnvironment,
   MiniwobRealOptionsSchema,
+  type MiniwobRealSetup,
 } from './real/connect.js';
 import { type MiniwobRawObservation, mapMiniwobObservation } from './state-mapper.js';
 
-/** The domain name: `Task.domain` of every MiniWoB++ task. */
-export const MINIWOB_DOMAIN = 'miniwob';
-
 /** Options of {@link createMiniwobAdapter}. */
 export const MiniwobAdapterOptionsSchema = z.object({
-  /** The MiniWoB++ dataset directory (tasks and offline trajectories). */
+  /**
+   * The MiniWoB++ dataset directory (`tasks.jsonl`, `trajectories/*.jsonl`). `mutateTask`
+   * reads the quoted texts of its training tasks from it on first use.
+   */
   dataDir: z.string().min(1).optional(),
   /**
    * Defaults for `connectReal`: the options given to `connectReal(options)` override them
-   * field by field.
+   * field by field. See `MiniwobRealOptionsSchema`.
    */
   real: MiniwobRealOptionsSchema.partial().optional(),
 });
 /** Options of {@link createMiniwobAdapter}, as a caller writes them. */
 export type MiniwobAdapterOptions = z.input<typeof MiniwobAdapterOptionsSchema>;
 
-/** The MiniWoB++ adapter's type. */
-export type MiniwobAdapter = DomainAdapter<MiniwobRawObservation, MiniwobRealOptions>;
+/** The MiniWoB++ adapter's type: browser observations in, real-environment set-up for `connectReal`. */
+export type MiniwobAdapter = DomainAdapter<MiniwobRawObservation, MiniwobRealSetup> & {
+  connectReal(options?: MiniwobRealSetup): Promise<MiniwobEnvironment>;
+};
 
 /** Validates the options; a `ConfigError` names the field. */
 function parseOptions(options: unknown): z.output<typeof MiniwobAdapterOptionsSchema> {
@@ -55,9 +63,11 @@ function parseOptions(options: unknown): z.output<typeof MiniwobAdapterOptionsSc
  * @example
  * const adapter = createMiniwobAdapter({ dataDir });
  * for await (const task of adapter.datasets.tasks.load(dataDir, { limit: 3 })) console.log(task.instruction);
+ * adapter.parseAction("click [3] # button 'Ok'"); // { type: 'click', args: ['3'], webAction: 'click [3]', ... }
  */
 export function createMiniwobAdapter(options: MiniwobAdapterOptions = {}): MiniwobAdapter {
   const parsed = parseOptions(options);
+  let vocabulary: MiniwobVocabulary | undefined;
   return {
     name: MINIWOB_DOMAIN,
     toObservation: mapMiniwobObservation,
@@ -66,13 +76,22 @@ export function createMiniwobAdapter(options: MiniwobAdapterOptions = {}): Miniw
     datasets: {
       trajectories: miniwobTrajectoryLoader,
       tasks: miniwobTaskLoader,
+      // Nothing to fetch: the pages come with the `miniwob` PyPI package; the data is
+      // recorded on them.
+      download: async (dir) => {
+        await buildMiniwobDataset({ dir });
+      },
     },
     prompts: miniwobPrompts,
-    // What `dreamgym train` uses when not told: set the split your tasks loader names for
-    // evaluation, and `real` once connectReal runs without extra set-up.
-    defaults: { evaluationSplit: 'test', evaluationEnvironment: 'synthetic' },
-    mutateTask: mutateMiniwobTask,
-    connectReal: (realOptions: MiniwobRealOptions = {}): Promise<Environment> =>
+    // The real environment runs here (Chromium and the miniwob package): evaluate on it.
+    defaults: { evaluationSplit: 'eval', evaluationEnvironment: 'real' },
+    mutateTask(task, random) {
+      if (vocabulary === undefined && parsed.dataDir !== undefined) {
+        vocabulary = loadMiniwobVocabularySync(parsed.dataDir);
+      }
+      return mutateMiniwobTask(task, random, vocabulary);
+    },
+    connectReal: (realOptions: MiniwobRealSetup = {}) =>
       connectMiniwobReal({ ...parsed.real, ...realOptions }),
   };
 }
