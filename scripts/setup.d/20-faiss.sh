@@ -14,6 +14,8 @@
 #   addFloat32 / trainFloat32 / searchFloat32  vectors as Float32Arrays, no per-element copies
 #                                               (the stock add/search read a JS Array element
 #                                               by element);
+#   searchExactFloat32                          an exact scan of the vectors an HNSW index holds
+#                                               (the reference its recall is measured against);
 #   setParameter / getParameter                 HNSW efSearch, efConstruction and M, IVF nlist
 #                                               and nprobe, anything faiss' ParameterSpace sets;
 #   Index.setThreads / Index.getThreads         the OpenMP team of later calls (omp_set_num_threads).
@@ -24,7 +26,7 @@ DEBIAN_PACKAGES+=(libfaiss-dev libblas-dev liblapack-dev libgomp1 g++ make pytho
 faiss_log() { printf '[setup] faiss-node: %s\n' "$*"; }
 
 # Version of the DreamGym additions; a built addon of an older version is rebuilt.
-FAISS_DREAMGYM_BINDING=1
+FAISS_DREAMGYM_BINDING=2
 
 faiss_addon_loads() {
   node -e "const f = require('faiss-node'); const i = new f.IndexFlatIP(2); i.add([1, 0]); if (i.search([1, 0], 1).labels[0] !== 0) process.exit(1);" \
@@ -41,6 +43,7 @@ faiss_write_extensions() {
   cat >"$1/dreamgym-extensions.h" <<'DREAMGYM_EOF'
 #pragma once
 #include <faiss/AutoTune.h>
+#include <faiss/IndexFlat.h>
 #include <faiss/IndexHNSW.h>
 #include <faiss/IndexIVF.h>
 #include <omp.h>
@@ -51,6 +54,7 @@ faiss_write_extensions() {
   InstanceMethod("addFloat32", &Class::addFloat32),             \
       InstanceMethod("trainFloat32", &Class::trainFloat32),     \
       InstanceMethod("searchFloat32", &Class::searchFloat32),   \
+      InstanceMethod("searchExactFloat32", &Class::searchExactFloat32), \
       InstanceMethod("setParameter", &Class::setParameter),     \
       InstanceMethod("getParameter", &Class::getParameter),     \
       StaticMethod("setThreads", &Class::setThreads),           \
@@ -159,6 +163,64 @@ DREAMGYM_EOF
         index_->search(static_cast<idx_t>(nq), queries.Data(), static_cast<idx_t>(k), distances.Data(), found.data());
       else
         std::fill(distances.Data(), distances.Data() + total, 0.0f);
+    }
+    catch (const std::exception &ex)
+    {
+      Napi::Error::New(env, ex.what()).ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    double *out = labels.Data();
+    for (size_t i = 0; i < total; i++)
+      out[i] = static_cast<double>(found[i]);
+    Napi::Object result = Napi::Object::New(env);
+    result.Set("distances", distances);
+    result.Set("labels", labels);
+    return result;
+  }
+
+  // searchExactFloat32(queries, k): like searchFloat32, but an exact scan of the vectors an
+  // HNSW index stores (or of a flat index), 16 queries per call so that faiss scans with its
+  // SIMD kernels (from 20 queries up it multiplies matrices through BLAS, which Debian ships
+  // unoptimised) and spreads the queries over the OpenMP team.
+  Napi::Value searchExactFloat32(const Napi::CallbackInfo &info)
+  {
+    Napi::Env env = info.Env();
+    Napi::Float32Array queries;
+    size_t nq = 0;
+    if (!dreamgymFloat32(info, 0, queries) || !dreamgymRows(env, queries.ElementLength(), nq))
+      return env.Undefined();
+    if (info.Length() < 2 || !info[1].IsNumber())
+    {
+      Napi::TypeError::New(env, "Expected k (a Number) as argument 2.").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    const int64_t k = info[1].As<Napi::Number>().Int64Value();
+    if (k <= 0 || k > 1000000)
+    {
+      Napi::Error::New(env, "k must be in [1, 1000000], got " + std::to_string(k) + ".").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    faiss::Index *target = index_.get();
+    if (auto *hnsw = dynamic_cast<faiss::IndexHNSW *>(target))
+      target = hnsw->storage;
+    if (dynamic_cast<faiss::IndexFlat *>(target) == nullptr)
+    {
+      Napi::Error::New(env, "searchExactFloat32 needs a flat or HNSW-over-flat index.").ThrowAsJavaScriptException();
+      return env.Undefined();
+    }
+    const size_t total = nq * static_cast<size_t>(k);
+    Napi::Float32Array distances = Napi::Float32Array::New(env, total);
+    Napi::Float64Array labels = Napi::Float64Array::New(env, total);
+    std::vector<idx_t> found(total, -1);
+    const size_t d = static_cast<size_t>(index_->d);
+    try
+    {
+      for (size_t start = 0; start < nq && target->ntotal > 0; start += 16)
+      {
+        const size_t count = std::min<size_t>(16, nq - start);
+        target->search(static_cast<idx_t>(count), queries.Data() + start * d, static_cast<idx_t>(k),
+                       distances.Data() + start * k, found.data() + start * k);
+      }
     }
     catch (const std::exception &ex)
     {

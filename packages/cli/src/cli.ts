@@ -5,6 +5,7 @@
 import { DreamGymError } from '@dreamgym/core';
 import { type Command, type CommandIo, fail } from './command-arguments.js';
 import { annotateCommand } from './commands/annotate.js';
+import { bufferCommand } from './commands/buffer.js';
 import { dataExploreCommand } from './commands/data-explore.js';
 import { dataRecordCommand } from './commands/data-record.js';
 import { evalCommand } from './commands/eval.js';
@@ -24,6 +25,7 @@ export const COMMANDS: readonly Command[] = [
   reportCommand,
   dataExploreCommand,
   dataRecordCommand,
+  bufferCommand,
   modelPullCommand,
   modelServeCommand,
   annotateCommand,

@@ -60,9 +60,11 @@ export {
   type ReasoningExperienceModelOptions,
 } from './reasoning-experience-model.js';
 export {
+  emptyRetrievalModelTimings,
   instructionOverlap,
   RetrievalExperienceModel,
   type RetrievalExperienceModelOptions,
+  type RetrievalModelTimings,
 } from './retrieval-experience-model.js';
 export {
   isWritableTransitionStore,

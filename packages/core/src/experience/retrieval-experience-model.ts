@@ -62,7 +62,34 @@ export interface RetrievalExperienceModelOptions {
   terminalPrior?: number;
   /** Identifies the model. Default `retrieval`. */
   id?: string;
+  /**
+   * Accumulates where `predict` spends its time (for profiling a synthetic step, as the
+   * experience benchmark does); left out, nothing is timed.
+   */
+  timings?: RetrievalModelTimings;
 }
+
+/** Milliseconds `RetrievalExperienceModel.predict` spent per part, accumulated over calls. */
+export interface RetrievalModelTimings {
+  /** Aligning each retrieved action with the current one (parsing both): which neighbours fit. */
+  alignment: number;
+  /** Transferring entity names into the neighbours' next states, and checking the transfer. */
+  transfer: number;
+  /** Episode consistency: what the history already showed. */
+  consistency: number;
+  /** The votes on next state, termination and reward, and the instruction overlaps they use. */
+  voting: number;
+  /** Calls timed. */
+  calls: number;
+}
+
+/** Fresh zeroed {@link RetrievalModelTimings}. */
+export function emptyRetrievalModelTimings(): RetrievalModelTimings {
+  return { alignment: 0, transfer: 0, consistency: 0, voting: 0, calls: 0 };
+}
+
+/** Most action texts whose parse is remembered (the memo is emptied when it is full). */
+const PARSE_MEMO = 4096;
 
 /** Score from which a neighbour counts as a phi twin of the query (float rounding below 1). */
 const TWIN_SCORE = 1 - 1e-5;
@@ -74,8 +101,16 @@ interface Candidate {
   demoIds: string[];
 }
 
+/** The words of an instruction, as {@link instructionOverlap} matches them. */
+function instructionWords(instruction: string): ReadonlySet<string> {
+  return new Set(instruction.toLowerCase().split(/[^a-z0-9]+/));
+}
+
 /** Share of the entity-name words of `args` that occur in `instruction`. */
-export function instructionOverlap(args: readonly string[], instruction: string): number {
+export function instructionOverlap(
+  args: readonly string[],
+  instruction: string | ReadonlySet<string>,
+): number {
   const words = args.flatMap((argument) =>
     argument
       .toLowerCase()
@@ -83,7 +118,7 @@ export function instructionOverlap(args: readonly string[], instruction: string)
       .filter((word) => word !== '' && !/^\d+$/.test(word)),
   );
   if (words.length === 0) return 0;
-  const present = new Set(instruction.toLowerCase().split(/[^a-z0-9]+/));
+  const present = typeof instruction === 'string' ? instructionWords(instruction) : instruction;
   return words.filter((word) => present.has(word)).length / words.length;
 }
 
@@ -116,6 +151,37 @@ export class RetrievalExperienceModel implements ExperienceModel {
   private readonly unverifiedWeight: number;
   private readonly terminalPrior: number;
   private readonly temperature: number;
+  private readonly timings: RetrievalModelTimings | undefined;
+  /**
+   * Parses remembered by action text (a thrown error too): one step parses the current
+   * action once per neighbour and per history step, and the same neighbours recur.
+   */
+  private readonly parsed = new Map<string, ParsedAction | Error>();
+  /** Word sets of instructions (neighbours of the same tasks recur). */
+  private readonly instructions = new Map<string, ReadonlySet<string>>();
+  private instructionWordsOf(instruction: string): ReadonlySet<string> {
+    let words = this.instructions.get(instruction);
+    if (words === undefined) {
+      words = instructionWords(instruction);
+      if (this.instructions.size >= PARSE_MEMO) this.instructions.clear();
+      this.instructions.set(instruction, words);
+    }
+    return words;
+  }
+  private readonly parseRemembered = (text: string): ParsedAction => {
+    let result = this.parsed.get(text);
+    if (result === undefined) {
+      try {
+        result = this.parse(text);
+      } catch (error) {
+        result = error instanceof Error ? error : new Error(String(error));
+      }
+      if (this.parsed.size >= PARSE_MEMO) this.parsed.clear();
+      this.parsed.set(text, result);
+    }
+    if (result instanceof Error) throw result;
+    return result;
+  };
 
   constructor(options: RetrievalExperienceModelOptions = {}) {
     this.id = options.id ?? 'retrieval';
@@ -126,6 +192,7 @@ export class RetrievalExperienceModel implements ExperienceModel {
     this.unverifiedWeight = options.unverifiedWeight ?? 0.05;
     this.terminalPrior = options.terminalPrior ?? 0.25;
     this.temperature = options.temperature ?? 0.02;
+    this.timings = options.timings;
     if (!(this.temperature > 0)) {
       throw new ConfigError(
         `RetrievalExperienceModel: temperature must be positive, got ${this.temperature}.`,
@@ -137,6 +204,16 @@ export class RetrievalExperienceModel implements ExperienceModel {
   }
 
   async predict(input: ExperienceInput): Promise<ExperiencePrediction> {
+    const timings = this.timings;
+    let mark = timings ? performance.now() : 0;
+    /** Adds the time since the last mark to `part`. */
+    const lap = (part: 'alignment' | 'transfer' | 'consistency' | 'voting') => {
+      if (!timings) return;
+      const now = performance.now();
+      timings[part] += now - mark;
+      mark = now;
+    };
+    const parse = this.parseRemembered;
     const candidates = new Map<string, Candidate>();
     const aligned: Array<{
       demo: ScoredTransition;
@@ -146,7 +223,7 @@ export class RetrievalExperienceModel implements ExperienceModel {
     }> = [];
     let currentArgs: readonly string[] = [];
     try {
-      currentArgs = this.parse(input.action).args;
+      currentArgs = parse(input.action).args;
     } catch {
       // An action outside the grammar still gets neighbours by tokens below.
     }
@@ -161,10 +238,14 @@ export class RetrievalExperienceModel implements ExperienceModel {
     const twinsOnly = input.demos.some(isGroundedTwin);
     for (const demo of input.demos) {
       if (twinsOnly && !isGroundedTwin(demo)) continue;
-      const alignment = alignActions(demo.transition.action, input.action, this.parse);
+      const alignment = alignActions(demo.transition.action, input.action, parse);
+      lap('alignment');
       if (!alignment) continue;
       const text = transferEntities(demo.transition.nextState.text, alignment.pairs);
-      if (text === undefined) continue;
+      if (text === undefined) {
+        lap('transfer');
+        continue;
+      }
       // Similarity weights fall off steeply: a near-exact neighbour outvotes several
       // merely similar ones, while equally close neighbours vote as equals. A renamed
       // entity its outcome never mentions (`go left` for `go right`) may still have shaped
@@ -172,6 +253,7 @@ export class RetrievalExperienceModel implements ExperienceModel {
       const verified = alignment.pairs.every(([from]) =>
         mentionsEntity(demo.transition.nextState.text, from),
       );
+      lap('transfer');
       const weight =
         Math.exp((demo.score - topScore) / this.temperature) *
         (alignment.pairs.length === 0
@@ -189,12 +271,14 @@ export class RetrievalExperienceModel implements ExperienceModel {
       aligned.push({
         demo,
         weight,
-        overlap: instructionOverlap(demoArgs, demo.transition.instruction),
+        overlap: instructionOverlap(demoArgs, this.instructionWordsOf(demo.transition.instruction)),
         text,
       });
+      lap('voting');
     }
 
-    const recollection = recallFromHistory(input, this.parse, this.hints);
+    const recollection = recallFromHistory(input, parse, this.hints);
+    lap('consistency');
     let best: Candidate | undefined;
     for (const candidate of candidates.values()) {
       if (!best || candidate.weight > best.weight) best = candidate;
@@ -206,7 +290,10 @@ export class RetrievalExperienceModel implements ExperienceModel {
     // (so the outcome agrees with the state: "The door is locked." never ends in success),
     // weighted by similarity and by how alike the action relates to its task (a `put` of
     // the task's object ends it, another does not).
-    const overlap = instructionOverlap(currentArgs, input.task.instruction);
+    const overlap = instructionOverlap(
+      currentArgs,
+      this.instructionWordsOf(input.task.instruction),
+    );
     // Only grounded experience votes: a synthetic transition's outcome is this model's own
     // earlier guess, and letting it vote would let one wrong success breed more.
     const voters = (best ? aligned.filter((entry) => entry.text === best.text) : aligned).filter(
@@ -236,6 +323,8 @@ export class RetrievalExperienceModel implements ExperienceModel {
       : best
         ? `${best.demoIds.length} of ${aligned.length} aligned neighbours (of ${input.demos.length} retrieved) lead here; nearest: ${best.demoIds[0]}.`
         : `No retrieved transition matches "${input.action}"; assuming it has no effect.`;
+    lap('voting');
+    if (timings) timings.calls += 1;
     return {
       reasoning,
       observation: { text },
@@ -265,7 +354,7 @@ export class RetrievalExperienceModel implements ExperienceModel {
 
   private safeArgs(action: string): readonly string[] {
     try {
-      return this.parse(action).args;
+      return this.parseRemembered(action).args;
     } catch {
       return [];
     }

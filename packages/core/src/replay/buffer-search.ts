@@ -68,7 +68,12 @@ export function searchBuffer(
   if (bound === 0 || k <= 0) return [];
   if (!index || bound <= sources.exactScanBelow) return scanSlots(sources, vector, k, accept);
   const total = index.size;
-  let fetch = Math.min(total, Math.ceil(k * sources.overFetch * (slots.live / bound)));
+  // Every live transition passes a filter whose bound is all of them (and excludes no
+  // trajectory): then k rows hold k transitions, give or take the rows no one uses now.
+  const passesAll = bound === slots.live && !filter?.excludeTrajectoryIds?.length;
+  let fetch = passesAll
+    ? Math.min(total, k + Math.min(k, sources.rows.size - sources.rows.live))
+    : Math.min(total, Math.ceil(k * sources.overFetch * (slots.live / bound)));
   for (let round = 0; round < 2; round += 1) {
     const { labels, scores } = index.search(vector, fetch);
     const best = new RankedTopK(k);

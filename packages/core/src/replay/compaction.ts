@@ -14,6 +14,8 @@ export interface Compacted {
   /** The live transitions in their new slot order, and their occurrence counts. */
   transitions: Transition[];
   counts: number[];
+  /** Ids of the duplicates counted on each. */
+  aliases: string[][];
   /** Rows whose vectors are still to be embedded (in row order; empty without re-embedding). */
   rowsToEmbed: number[];
 }
@@ -34,6 +36,7 @@ export function compactContents(old: BufferContents, options: CompactionOptions)
   const liveSlots = old.slots.liveIn(0, old.slots.length);
   const transitions = liveSlots.map((slot) => old.slots.served(slot));
   const counts = liveSlots.map((slot) => old.slots.count(slot));
+  const aliases = liveSlots.map((slot) => old.slots.aliasesOf(slot));
   const rowsToEmbed: number[] = [];
   const newRowOf = new Map<number, number>();
   const keptVectors: number[] = [];
@@ -41,16 +44,22 @@ export function compactContents(old: BufferContents, options: CompactionOptions)
     const transition = transitions[position]!;
     const count = counts[position]!;
     if (options.reembed) {
-      const { row, created } = contents.register(transition, { count });
+      const { slot: next, row, created } = contents.register(transition, { count });
+      for (const id of aliases[position]!) contents.slots.addAlias(next, id);
       if (created) rowsToEmbed.push(row);
       return;
     }
     const oldRow = old.rows.rowOf(slot);
     const known = newRowOf.get(oldRow);
-    const { row, created } = contents.register(transition, {
+    const {
+      slot: next,
+      row,
+      created,
+    } = contents.register(transition, {
       count,
       row: known ?? contents.rows.size,
     });
+    for (const id of aliases[position]!) contents.slots.addAlias(next, id);
     if (created) {
       newRowOf.set(oldRow, row);
       keptVectors.push(oldRow);
@@ -68,5 +77,5 @@ export function compactContents(old: BufferContents, options: CompactionOptions)
       contents.vectors.append(rows, part.length);
     }
   }
-  return { contents, transitions, counts, rowsToEmbed };
+  return { contents, transitions, counts, aliases, rowsToEmbed };
 }

@@ -36,6 +36,11 @@ interface ExtendedIndex {
     queries: Float32Array,
     k: number,
   ): { distances: Float32Array; labels: Float64Array };
+  /** Added in binding version 2. */
+  searchExactFloat32?(
+    queries: Float32Array,
+    k: number,
+  ): { distances: Float32Array; labels: Float64Array };
   setParameter(name: string, value: number): void;
   getParameter(name: string): number | undefined;
 }
@@ -208,6 +213,22 @@ export class FaissVectorIndex {
       return { labels: result.labels, scores: result.distances };
     }
     const result = this.index.search(Array.from(query), limit);
+    return { labels: result.labels, scores: result.distances };
+  }
+
+  /**
+   * Exact top `k` of each of the queries (row-major) over the vectors the index holds, on
+   * `threads` OpenMP threads: labels and scores, `queries * k` of each, best first per query.
+   * Undefined with a stock faiss-node (the caller scans in JavaScript then).
+   */
+  searchExact(
+    queries: Float32Array,
+    k: number,
+    threads = 1,
+  ): { labels: Float64Array; scores: Float32Array } | undefined {
+    const exact = this.extended?.searchExactFloat32?.bind(this.extended);
+    if (!exact) return undefined;
+    const result = this.withThreads(threads, () => exact(queries, k));
     return { labels: result.labels, scores: result.distances };
   }
 

@@ -5,13 +5,17 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, DatasetFormatError, IndexError, LockedError } from '../errors.js';
+import { writeJsonl } from '../mdp/jsonl.js';
 import type { Transition } from '../mdp/schemas.js';
 import type { EmbeddingModel } from '../models/embedding-model.js';
 import { HashingEmbedder } from '../models/hashing-embedder.js';
 import { SeededRandom } from '../random/seeded-random.js';
 import { startTypeScriptChild } from '../test-support/typescript-child.js';
 import { actionType, loadExpertTransitions } from './expert-transitions.test-support.js';
+import { FaissVectorIndex } from './faiss-index.js';
+import { DEFAULT_PHI_WEIGHTS, embedPhi } from './phi.js';
 import { ReplayBuffer } from './replay-buffer.js';
+import { ReplayLogEntrySchema } from './replay-log.js';
 
 /** A HashingEmbedder that counts the texts it embeds (to prove reloads do not re-embed). */
 class CountingEmbedder implements EmbeddingModel {
@@ -186,6 +190,19 @@ describe('ReplayBuffer retrieval on ALFWorld expert trajectories', () => {
       ]),
     );
     expect(buffer.stats()).toMatchObject({ size: 2, occurrences: 5 });
+    // The same data added again (every id seen, stored or counted) is no new occurrence.
+    expect(
+      await buffer.add([
+        first!,
+        { ...first!, id: 'a' },
+        { ...first!, id: 'b' },
+        { ...second!, id: 'c' },
+      ]),
+    ).toMatchObject({ added: [], duplicates: 4, counted: 0 });
+    expect(buffer.stats()).toMatchObject({ size: 2, occurrences: 5 });
+    await expect(buffer.add([{ ...second!, id: 'a' }])).rejects.toThrow(
+      /`a` is already in the buffer/,
+    );
   });
 
   it.each([
@@ -286,6 +303,15 @@ describe('ReplayBuffer persistence', () => {
     expect(await countOf(compacted, seeds[0]!)).toBe(3);
     expect(await countOf(compacted, seeds[1]!)).toBe(2);
     expect(compacted.stats()).toMatchObject({ size: 40, occurrences: 43 });
+    // The ids counted as duplicates survive reload and compaction: adding them again counts nothing.
+    expect(
+      await compacted.add([
+        { ...seeds[0]!, id: 'again-0' },
+        { ...seeds[0]!, id: 'third-0' },
+        { ...seeds[1]!, id: 'again-1' },
+      ]),
+    ).toMatchObject({ duplicates: 3, counted: 0 });
+    expect(await countOf(compacted, seeds[0]!)).toBe(3);
     await compacted.close();
   });
 
@@ -349,6 +375,65 @@ describe('ReplayBuffer persistence', () => {
       index: { type: 'flat' },
     });
     await reopened.close();
+  });
+
+  it('converts a buffer of the earlier layout (one vector per record) without re-embedding', async () => {
+    const directory = await temporaryDirectory();
+    const inner = new HashingEmbedder({ dimension: 64 });
+    const records = [...train.slice(0, 300), ...train.slice(0, 40).map((t) => synthetic(t, 'v1'))];
+    const original = ReplayBuffer.create({ embedder: inner });
+    await original.add(records);
+    const query = { state: heldOut[2]!.state, action: heldOut[2]!.action };
+    const expected = await original.search(query, 8);
+    // The earlier layout: records.jsonl as now; vectors.f32 and index.faiss one row per record.
+    await writeJsonl(
+      join(directory, 'records.jsonl'),
+      ReplayLogEntrySchema,
+      records.map((transition) => ({ op: 'add' as const, transition })),
+    );
+    const vectors = new Float32Array(records.length * 64);
+    await embedPhi(
+      inner,
+      records.map((t) => ({ stateText: t.state.text, action: t.action })),
+      DEFAULT_PHI_WEIGHTS,
+      vectors,
+    );
+    await writeFile(join(directory, 'vectors.f32'), new Uint8Array(vectors.buffer));
+    const legacyIndex = await FaissVectorIndex.create(64, { type: 'flat' });
+    legacyIndex.add(vectors, records.length);
+    await legacyIndex.write(join(directory, 'index.faiss'));
+    await writeFile(
+      join(directory, 'manifest.json'),
+      JSON.stringify({
+        format: 'dreamgym-replay-buffer',
+        version: 1,
+        embedderId: inner.id,
+        dimension: 64,
+        index: { type: 'flat' },
+        phiWeights: { state: 1, action: 1, instruction: 0 },
+        indexedCount: records.length,
+        liveCount: records.length,
+        updatedAt: new Date().toISOString(),
+      }),
+    );
+    await expect(
+      ReplayBuffer.open(directory, { embedder: new CountingEmbedder(64), readOnly: true }),
+    ).rejects.toThrow(
+      /earlier version of the replay buffer .* open it writable once to convert it/,
+    );
+    const embedder = new CountingEmbedder(64);
+    const converted = await ReplayBuffer.open(directory, { embedder });
+    expect(embedder.embedded).toBe(0);
+    expect(converted.stats()).toMatchObject({
+      size: records.length,
+      occurrences: records.length,
+      indexedRows: distinctPhi(records),
+    });
+    const found = await converted.search(query, 8);
+    expect(found.map((hit) => hit.score)).toEqual(expected.map((hit) => hit.score));
+    await converted.close();
+    const manifest = JSON.parse(await readFile(join(directory, 'manifest.json'), 'utf8'));
+    expect(manifest).toMatchObject({ version: 2, slotCount: records.length });
   });
 
   it('refuses a mismatched embedder with a clear error, and rebuilds with it on request', async () => {

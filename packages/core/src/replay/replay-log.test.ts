@@ -37,15 +37,20 @@ function transition(index: number): Transition {
 }
 
 async function read(file: string, chunkBytes?: number) {
-  const added: { transition: Transition; where: LoggedRecord; count: number }[] = [];
-  const counted: { id: string; count: number; line: number }[] = [];
+  const added: {
+    transition: Transition;
+    where: LoggedRecord;
+    count: number;
+    ids: readonly string[];
+  }[] = [];
+  const counted: { id: string; count: number; line: number; ids: readonly string[] }[] = [];
   const evicted: { id: string; line: number }[] = [];
   const chunks: Buffer[] = [];
   const contents = await readReplayLog(
     file,
     {
-      add: (value, where, count) => added.push({ transition: value, where, count }),
-      count: (id, count, line) => counted.push({ id, count, line }),
+      add: (value, where, count, ids) => added.push({ transition: value, where, count, ids }),
+      count: (id, count, line, ids) => counted.push({ id, count, line, ids }),
       evict: (id, line) => {
         // Earlier records can be read back while reading (the buffer finds an evicted one so).
         const record = added.find((entry) => entry.transition.id === id)!;
@@ -87,14 +92,17 @@ describe('readReplayLog', () => {
     const file = await logFile(
       [
         JSON.stringify({ op: 'add', transition: transition(0) }),
-        JSON.stringify({ op: 'add', transition: transition(1), count: 3 }),
-        JSON.stringify({ op: 'count', id: 't0', count: 2 }),
+        JSON.stringify({ op: 'add', transition: transition(1), count: 3, ids: ['u1', 'u2'] }),
+        JSON.stringify({ op: 'count', id: 't0', count: 2, ids: ['u3'] }),
         '',
       ].join('\n'),
     );
     const { added, counted } = await read(file);
-    expect(added.map((entry) => entry.count)).toEqual([1, 3]);
-    expect(counted).toEqual([{ id: 't0', count: 2, line: 3 }]);
+    expect(added.map((entry) => [entry.count, entry.ids])).toEqual([
+      [1, []],
+      [3, ['u1', 'u2']],
+    ]);
+    expect(counted).toEqual([{ id: 't0', count: 2, line: 3, ids: ['u3'] }]);
     const zero = await logFile(`${JSON.stringify({ op: 'count', id: 't0', count: 0 })}\n`);
     await expect(read(zero)).rejects.toThrow(/records\.jsonl:1 \(field `count`\)/);
   });

@@ -20,9 +20,17 @@ export const ReplayLogEntrySchema = z.discriminatedUnion('op', [
     transition: TransitionSchema,
     /** Times the transition occurred (exact duplicates counted on it); absent: 1. */
     count: z.number().int().positive().optional(),
+    /** Ids of the duplicates counted on it (added again, they are the same occurrences). */
+    ids: z.array(z.string().min(1)).optional(),
   }),
   /** The stored transition `id` has now occurred `count` times (its duplicates were added). */
-  z.object({ op: z.literal('count'), id: z.string().min(1), count: z.number().int().positive() }),
+  z.object({
+    op: z.literal('count'),
+    id: z.string().min(1),
+    count: z.number().int().positive(),
+    /** Ids of the duplicates counted by this entry. */
+    ids: z.array(z.string().min(1)).optional(),
+  }),
   z.object({ op: z.literal('evict'), id: z.string().min(1) }),
 ]);
 /** One entry of `records.jsonl`. */
@@ -47,10 +55,13 @@ export interface LoggedRecord {
  * records then neither retains (nor makes the garbage collector trace) a million objects.
  */
 export interface ReplayLogVisitor {
-  /** A transition stored, with the times it had occurred when it was written (1 or more). */
-  add(transition: Transition, where: LoggedRecord, count: number): void;
-  /** The stored transition `id` has now occurred `count` times. */
-  count(id: string, count: number, line: number): void;
+  /**
+   * A transition stored, with the times it had occurred when it was written (1 or more) and
+   * the ids of the duplicates counted on it.
+   */
+  add(transition: Transition, where: LoggedRecord, count: number, ids: readonly string[]): void;
+  /** The stored transition `id` has now occurred `count` times, counting the duplicates `ids`. */
+  count(id: string, count: number, line: number, ids: readonly string[]): void;
   evict(id: string, line: number): void;
 }
 
@@ -70,6 +81,7 @@ export interface ReplayLogContents {
  */
 const CHUNK_BYTES = 2 ** 30;
 const NEWLINE = 0x0a;
+const NO_IDS: readonly string[] = [];
 
 /**
  * Reads every committed entry of `file` (missing file: none) and hands it to `visitor`. A
@@ -124,8 +136,10 @@ export async function readReplayLog(
               entry.transition,
               { line, chunk: chunkIndex, start, end },
               entry.count ?? 1,
+              entry.ids ?? NO_IDS,
             );
-          else if (entry.op === 'count') visitor.count(entry.id, entry.count, line);
+          else if (entry.op === 'count')
+            visitor.count(entry.id, entry.count, line, entry.ids ?? NO_IDS);
           else visitor.evict(entry.id, line);
         }
         start = end + 1;
@@ -161,6 +175,9 @@ const isNonEmptyString = (value: unknown): value is string =>
 const isCount = (value: unknown): value is number =>
   typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
 
+const isIdList = (value: unknown): boolean =>
+  value === undefined || (Array.isArray(value) && value.every(isNonEmptyString));
+
 /**
  * True when `value` is a log entry whose fields used for indexing (ids, domain, task,
  * source, trajectory, state / action / next-state texts, instruction, counts) have the types the
@@ -168,12 +185,20 @@ const isCount = (value: unknown): value is number =>
  */
 export function hasIndexedShape(value: unknown): value is ReplayLogEntry {
   if (typeof value !== 'object' || value === null) return false;
-  const entry = value as { op?: unknown; id?: unknown; transition?: unknown; count?: unknown };
+  const entry = value as {
+    op?: unknown;
+    id?: unknown;
+    transition?: unknown;
+    count?: unknown;
+    ids?: unknown;
+  };
   if (entry.op === 'evict') return isNonEmptyString(entry.id);
-  if (entry.op === 'count') return isNonEmptyString(entry.id) && isCount(entry.count);
+  if (entry.op === 'count')
+    return isNonEmptyString(entry.id) && isCount(entry.count) && isIdList(entry.ids);
   if (entry.op !== 'add' || typeof entry.transition !== 'object' || entry.transition === null)
     return false;
   if (entry.count !== undefined && !isCount(entry.count)) return false;
+  if (!isIdList(entry.ids)) return false;
   const t = entry.transition as Record<string, unknown>;
   const state = t.state as { text?: unknown } | null | undefined;
   const nextState = t.nextState as { text?: unknown } | null | undefined;

@@ -53,6 +53,16 @@ export class SlotTable {
   private loggedEnds: number[] = [];
   private readonly interned = new Map<string, string>();
   private readonly byId = new SlotChains();
+  /**
+   * Ids of duplicates counted on a slot (aliases): added again, a transition under one of
+   * them is the same occurrence, not another. Numbered entries: the id, the slot, the next
+   * alias of the same slot (-1 ends); per slot its first alias.
+   */
+  private aliasIds: string[] = [];
+  private aliasSlots: number[] = [];
+  private aliasNext: number[] = [];
+  private firstAlias: number[] = [];
+  private readonly byAlias = new SlotChains();
   private readonly byContent = new SlotChains();
   private readonly domainCounts = new Map<string, number>();
   private readonly sourceCounts = new Map<string, number>();
@@ -106,6 +116,7 @@ export class SlotTable {
   register(transition: Transition, keep = true, count = 1): number {
     const slot = this.records.length;
     this.records.push(keep ? transition : undefined);
+    this.firstAlias.push(-1);
     this.counts.push(count);
     this.occurrenceTotal += count;
     const idHash = textHash(transition.id);
@@ -152,6 +163,35 @@ export class SlotTable {
     increment(this.taskCounts, this.tasks[slot]!, -1);
     this.liveSlots -= 1;
     this.occurrenceTotal -= this.counts[slot]!;
+    for (let alias = this.firstAlias[slot]!; alias !== -1; alias = this.aliasNext[alias]!) {
+      this.byAlias.remove(textHash(this.aliasIds[alias]!), alias);
+      this.aliasSlots[alias] = -1;
+    }
+    this.firstAlias[slot] = -1;
+  }
+
+  /** Records that the duplicate `id` was counted on live `slot`. */
+  addAlias(slot: number, id: string): void {
+    const alias = this.aliasIds.length;
+    this.aliasIds.push(id);
+    this.aliasSlots.push(slot);
+    this.aliasNext.push(this.firstAlias[slot]!);
+    this.firstAlias[slot] = alias;
+    this.byAlias.add(textHash(id), alias);
+  }
+
+  /** The live slot a duplicate with this id was counted on, if any. */
+  aliasSlotOf(id: string): number | undefined {
+    const alias = this.byAlias.find(textHash(id), (entry) => this.aliasIds[entry] === id);
+    return alias === undefined ? undefined : this.aliasSlots[alias]!;
+  }
+
+  /** Ids of the duplicates counted on `slot`, oldest first. */
+  aliasesOf(slot: number): string[] {
+    const ids: string[] = [];
+    for (let alias = this.firstAlias[slot]!; alias !== -1; alias = this.aliasNext[alias]!)
+      ids.push(this.aliasIds[alias]!);
+    return ids.reverse();
   }
 
   /** Sets the occurrence count of a live slot. */
