@@ -44,3 +44,11 @@ def small_server():
     process = serve("--max-sessions", "2")
     yield process
     assert process.stop() == 0, process.logs()
+
+
+@pytest.fixture(scope="module")
+def real_server():
+    """The real ALFWorld engine (the adapter's connectReal) behind the same protocol."""
+    process = serve("--real", "--max-steps", "4")
+    yield process
+    assert process.stop() == 0, process.logs()

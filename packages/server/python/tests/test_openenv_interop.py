@@ -180,3 +180,25 @@ def test_the_readme_python_example_runs(server):
 
     exec(compile(block.group(1), "README.md", "exec"), {"url": server.url, "policy": policy})
     assert 1 <= len(seen) <= MAX_STEPS
+
+
+def test_the_same_client_drives_the_real_engine(real_server):
+    """Sim-to-real with one client: `dreamgym serve --real` serves the ALFWorld engine."""
+    rng = random.Random(5)
+    # The first reset starts the ALFWorld engine (a Python process loading the game files):
+    # on a busy machine that takes longer than the client's default 60 s message timeout.
+    with GenericEnvClient(base_url=real_server.url, message_timeout_s=300).sync() as env:
+        result = env.reset()
+        assert result.observation["actions"], "the real engine lists its admissible commands"
+        steps = 0
+        while not result.done:
+            result = env.step({"action": rng.choice(result.observation["actions"])})
+            steps += 1
+        assert steps <= 4
+        metadata = result.observation["metadata"]
+        assert metadata["truncated"] is (steps == 4 and not metadata["success"])
+    status = real_server.status()
+    assert status["mode"] == "real"
+    assert status["episodes"]["finished"] == 1
+    assert status["buffer"]["bySource"]["real"] >= 1
+    assert status["curriculum"]["generatedTasks"] == 0
