@@ -171,7 +171,11 @@ const evaluationSets: Record<Split, Task[]> = {
   valid_seen: setup.evaluationTasks,
   valid_unseen: unseen,
 };
-const realPool = new EnvironmentPool(setup.realEnvironment);
+// A generous request timeout: on a loaded machine a reset (the engine parses the game's PDDL)
+// can take more than the default minute, and a killed engine loses the episode.
+const realPool = new EnvironmentPool(() =>
+  setup.adapter.connectReal({ requestTimeoutMs: 300_000 }),
+);
 
 // The offline buffer is built once and copied for every trained condition: the loop adds
 // its experience to the copy.
