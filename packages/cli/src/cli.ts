@@ -8,6 +8,7 @@ import { annotateCommand } from './commands/annotate.js';
 import { bufferCommand } from './commands/buffer.js';
 import { dataExploreCommand } from './commands/data-explore.js';
 import { dataRecordCommand } from './commands/data-record.js';
+import { doctorCommand } from './commands/doctor.js';
 import { evalCommand } from './commands/eval.js';
 import { modelPullCommand } from './commands/model-pull.js';
 import { modelServeCommand } from './commands/model-serve.js';
@@ -31,6 +32,7 @@ export const COMMANDS: readonly Command[] = [
   annotateCommand,
   serveCommand,
   newAdapterCommand,
+  doctorCommand,
 ];
 
 function usage(): string {
