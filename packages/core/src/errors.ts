@@ -25,6 +25,7 @@ export type DreamGymErrorCode =
   | 'LOCKED'
   | 'INVALID_ARGUMENT'
   | 'BUDGET_EXHAUSTED'
+  | 'TRAINER_BACKEND'
   | 'NOT_IMPLEMENTED';
 
 /** Base class of every error DreamGym throws on purpose. */
@@ -217,6 +218,24 @@ export class BudgetExhaustedError extends DreamGymError {
     super('BUDGET_EXHAUSTED', message, options);
   }
   static override isInstance = hasCode<BudgetExhaustedError>('BUDGET_EXHAUSTED');
+}
+
+/**
+ * The trainer backend (the Python worker that runs an LLM policy's gradient steps) could not
+ * start, crashed, or failed a request. The message says which request, the worker's exit
+ * status, and the last lines it wrote to stderr.
+ */
+export class TrainerBackendError extends DreamGymError {
+  /** The request that failed (`start`, `update`, ...), when one did. */
+  readonly method: string | undefined;
+  /** The worker's error kind (`internal`, `out-of-memory`, `exited`...). */
+  readonly kind: string;
+  constructor(message: string, options: { kind: string; method?: string; cause?: unknown }) {
+    super('TRAINER_BACKEND', message, options);
+    this.kind = options.kind;
+    this.method = options.method;
+  }
+  static override isInstance = hasCode<TrainerBackendError>('TRAINER_BACKEND');
 }
 
 /**

@@ -37,6 +37,7 @@ export {
   ModelOutputError,
   NotImplementedError,
   type RecordLocation,
+  TrainerBackendError,
 } from './errors.js';
 export * from './eval/index.js';
 export * from './experience/index.js';

@@ -3,6 +3,13 @@
  * running llama.cpp in process (node-llama-cpp, CPU), an OpenAI-compatible HTTP server for
  * the same model, and the model cache with its resolver and downloader.
  */
+export {
+  createLlmPolicy,
+  type LlmPolicyFactoryOptions,
+  LlmPolicyFactoryOptionsSchema,
+  LlmPolicyTrainerSettingsSchema,
+  llmPolicyWorkDirectory,
+} from './create-llm-policy.js';
 export { toGrammarSchema, UnsupportedSchemaError } from './grammar-schema.js';
 export {
   defaultSystemPromptOf,
@@ -17,6 +24,10 @@ export {
   type PromptCompletionRequest,
   type SamplingOptions,
 } from './llama-chat-model.js';
+export {
+  LlamaPolicyRuntime,
+  type LlamaPolicyRuntimeOptions,
+} from './llama-policy-runtime.js';
 export {
   cachedModelPath,
   DEFAULT_MODEL_NAME,

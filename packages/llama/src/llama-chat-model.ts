@@ -90,6 +90,11 @@ export const LlamaChatModelOptionsSchema = z.object({
   chatTemplate: z.enum(['auto', 'chatml', 'model']).default('auto'),
   /** Identifies the model in logs. Default `<name>@llama.cpp`. */
   id: z.string().min(1).optional(),
+  /**
+   * LoRA adapter GGUFs applied to the model (llama.cpp adapters, scale 1), e.g. what the
+   * DreamGym trainer exports after an update of an LLM policy trained with LoRA.
+   */
+  loraAdapters: z.array(z.string().min(1)).optional(),
 });
 /** Input options of {@link LlamaChatModel.load}. */
 export type LlamaChatModelOptions = z.input<typeof LlamaChatModelOptionsSchema>;
@@ -330,6 +335,9 @@ export class LlamaChatModel implements ChatModel, ContinuationScorer {
         sequences: resolved.concurrency,
         threads: resolved.threads,
         ...(resolved.batchSize ? { batchSize: resolved.batchSize } : {}),
+        ...(resolved.loraAdapters?.length
+          ? { lora: { adapters: resolved.loraAdapters.map((filePath) => ({ filePath })) } }
+          : {}),
       });
     } catch (error) {
       await model.dispose();

@@ -25,6 +25,26 @@ export {
   type PreparedDecision,
 } from './linear-softmax-policy.js';
 export {
+  type LlmDecisionRecord,
+  LlmPolicy,
+  type LlmPolicyOptions,
+  type LlmPolicyStats,
+  type LlmTrainerOptions,
+} from './llm-policy.js';
+export {
+  buildLlmPolicyMessages,
+  formatLlmPolicyAnswer,
+  type LlmActionFormat,
+  type LlmPolicyPromptOptions,
+  parseLlmPolicyAnswer,
+} from './llm-policy-prompt.js';
+export type {
+  ExportedWeights,
+  LlmRuntime,
+  RuntimeGeneration,
+  RuntimeToken,
+} from './llm-runtime.js';
+export {
   candidateActionsOf,
   type ImitationMetrics,
   type ImitationOptions,

@@ -6,6 +6,10 @@ import {
   type EnvironmentConformanceOptions,
   environmentConformanceChecks,
 } from './conformance.js';
+import {
+  type TrainablePolicyConformanceOptions,
+  trainablePolicyConformanceChecks,
+} from './trainable-policy-conformance.js';
 
 /** Options for the vitest wrappers. */
 export interface DescribeConformanceOptions {
@@ -18,7 +22,8 @@ function describeChecks(
   checks: ConformanceCheck[],
   options: DescribeConformanceOptions,
 ) {
-  describe(title, () => {
+  // The checks of one suite share state (a policy) and must run in order.
+  describe.sequential(title, () => {
     for (const check of checks) it(check.name, () => check.run(), options.timeout ?? 30_000);
   });
 }
@@ -54,6 +59,27 @@ export function describeAdapterConformance(
   describeChecks(
     `DomainAdapter conformance: ${title}`,
     adapterConformanceChecks(options),
+    describeOptions,
+  );
+}
+
+/**
+ * Registers the `TrainablePolicy` contract as a vitest suite (its checks share one policy
+ * and run in order).
+ *
+ * @example
+ * describeTrainablePolicyConformance('linear softmax', {
+ *   createPolicy: async () => new LinearSoftmaxPolicy({ random: new SeededRandom(1) }),
+ * });
+ */
+export function describeTrainablePolicyConformance(
+  title: string,
+  options: TrainablePolicyConformanceOptions,
+  describeOptions: DescribeConformanceOptions = {},
+): void {
+  describeChecks(
+    `TrainablePolicy conformance: ${title}`,
+    trainablePolicyConformanceChecks(options),
     describeOptions,
   );
 }

@@ -21,6 +21,7 @@ export {
   type DescribeConformanceOptions,
   describeAdapterConformance,
   describeEnvironmentConformance,
+  describeTrainablePolicyConformance,
 } from './describe-conformance.js';
 export {
   type ChatMessageReply,
@@ -49,3 +50,8 @@ export {
   splitIntoTokens,
   startOpenAICompatibleServer,
 } from './openai-compatible-server.js';
+export {
+  corridorConformanceSamples,
+  type TrainablePolicyConformanceOptions,
+  trainablePolicyConformanceChecks,
+} from './trainable-policy-conformance.js';

@@ -91,3 +91,10 @@ export {
   rolloutToTrajectory,
 } from './rollout.js';
 export { BudgetedEnvironment, RealTransitionBudget } from './sim-to-real.js';
+export {
+  defaultTrainerDirectory,
+  defaultTrainerPython,
+  TorchTrainerBackend,
+  type TorchTrainerBackendOptions,
+  type TrainerDescription,
+} from './torch-trainer-backend.js';

@@ -1,0 +1,380 @@
+/**
+ * ALFWorld with an LLM policy (issue 12): SmolLM2-135M-Instruct acting through llama.cpp and
+ * trained by the torch worker, measured on the real engine on valid_seen and valid_unseen
+ * with 95% Wilson intervals:
+ *   base           the instruction-tuned model as it comes
+ *   bc             behaviour cloning (SFT on the expert action given the agent prompt)
+ *   dreamgym       bc, then DreamGym on synthetic experience only (0 real transitions)
+ *   dreamgym-s2r   bc, then DreamGym, then sim-to-real with a budget of real transitions
+ * One policy (one worker) is reused: each condition starts from the saved state it builds on.
+ *
+ * Usage (the defaults are the reduced CPU scale; the full scale is a GPU job):
+ *   DREAMGYM_DATA_DIR=../shared/data npm run alfworld-llm -w dreamgym-benchmarks -- \
+ *     [--seen 4] [--unseen 4] [--max-steps 10] [--bc-trajectories 8] [--bc-epochs 2] \
+ *     [--iterations 1] [--tasks-per-iteration 2] [--rollouts 2] [--budget 20] \
+ *     [--selection generate|score] [--prompt compact|full] [--top-layers 4] [--lora-rank 16] \
+ *     [--learning-rate 1e-4] [--device cpu|cuda] [--threads 2] [--modes greedy] [--seed 1] \
+ *     [--conditions base,bc,dreamgym,dreamgym-s2r] [--model local|PATH.gguf]
+ * Writes benchmarks/results/alfworld-llm.json after every condition.
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { setUpDomain } from '@dreamgym/cli';
+import {
+  cloneBehaviour,
+  type DreamGymConfigInput,
+  DreamGymLoop,
+  EnvironmentPool,
+  type EvaluationMetrics,
+  evaluatePolicy,
+  HashingEmbedder,
+  LlmPolicy,
+  ReplayBuffer,
+  SeededRandom,
+  type Task,
+  trajectoryToTransitions,
+} from '@dreamgym/core';
+import { LlamaPolicyRuntime } from '../packages/llama/src/index.js';
+
+const { values } = parseArgs({
+  options: {
+    seen: { type: 'string', default: '4' },
+    unseen: { type: 'string', default: '4' },
+    'max-steps': { type: 'string', default: '10' },
+    'bc-trajectories': { type: 'string', default: '8' },
+    'bc-epochs': { type: 'string', default: '2' },
+    'bc-batch': { type: 'string', default: '16' },
+    iterations: { type: 'string', default: '1' },
+    'tasks-per-iteration': { type: 'string', default: '2' },
+    rollouts: { type: 'string', default: '2' },
+    budget: { type: 'string', default: '20' },
+    selection: { type: 'string', default: 'generate' },
+    prompt: { type: 'string', default: 'compact' },
+    'top-layers': { type: 'string', default: '4' },
+    'lora-rank': { type: 'string', default: '16' },
+    'learning-rate': { type: 'string', default: '1e-4' },
+    device: { type: 'string', default: 'cpu' },
+    threads: { type: 'string', default: '2' },
+    modes: { type: 'string', default: 'greedy' },
+    seed: { type: 'string', default: '1' },
+    conditions: { type: 'string', default: 'base,bc,dreamgym,dreamgym-s2r' },
+    model: { type: 'string', default: 'local' },
+    'context-size': { type: 'string', default: '2048' },
+    servers: { type: 'string', default: '1' },
+  },
+});
+
+const dataRoot = process.env.DREAMGYM_DATA_DIR;
+if (!dataRoot || !existsSync(join(dataRoot, 'alfworld'))) {
+  throw new Error('Set DREAMGYM_DATA_DIR to the folder holding alfworld/ (e.g. ../shared/data).');
+}
+const data = resolve(dataRoot, 'alfworld');
+const number = (name: string) => Number(values[name as keyof typeof values]);
+const maxSteps = number('max-steps');
+const seed = number('seed');
+const servers = number('servers');
+const modes = values.modes!.split(',') as ('greedy' | 'sampled')[];
+const conditions = values.conditions!.split(',');
+for (const condition of conditions) {
+  if (!['base', 'bc', 'dreamgym', 'dreamgym-s2r'].includes(condition)) {
+    throw new Error(`Unknown condition ${condition}: base, bc, dreamgym, dreamgym-s2r.`);
+  }
+}
+const selection = values.selection as 'generate' | 'score';
+const splits = ['valid_seen', 'valid_unseen'] as const;
+type Split = (typeof splits)[number];
+const resultsFile = resolve(import.meta.dirname, 'results', 'alfworld-llm.json');
+const log = (message: string) =>
+  process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
+const started = performance.now();
+const loadAtStart = loadavg();
+
+const scratch = await mkdtemp(join(tmpdir(), 'dreamgym-alfworld-llm-'));
+const setup = await setUpDomain(
+  { domain: 'alfworld', data, evalTasks: number('seen'), index: 'flat' },
+  log,
+);
+const unseen: Task[] = [];
+for await (const task of setup.adapter.datasets.tasks.load(data, {
+  splits: ['valid_unseen'],
+  limit: number('unseen'),
+})) {
+  unseen.push(task);
+}
+const evaluationSets: Record<Split, Task[]> = {
+  valid_seen: setup.evaluationTasks,
+  valid_unseen: unseen,
+};
+const realPool = new EnvironmentPool(setup.realEnvironment);
+
+const compactInstructions =
+  'You are a household robot in ALFWorld. Each turn, choose one of the admissible commands to make progress on the task. Reply with exactly one command inside <action></action>.';
+const runtime = await LlamaPolicyRuntime.load({
+  model: values.model!,
+  contextSize: number('context-size'),
+  concurrency: Math.max(2, servers),
+  threads: number('threads'),
+});
+const policy = await LlmPolicy.create({
+  runtime,
+  prompt:
+    values.prompt === 'full'
+      ? {
+          agentInstructions: setup.adapter.prompts.agentInstructions,
+          environmentDescription: setup.adapter.prompts.environmentDescription,
+          historyWindow: 5,
+        }
+      : { agentInstructions: '', systemPrompt: compactInstructions, historyWindow: 3 },
+  actionSelection: selection,
+  parseAction: (text) => setup.adapter.parseAction(text),
+  maxTokens: 32,
+  invalidActionPenalty: -0.1,
+  trainer: {
+    lora: { rank: number('lora-rank'), topLayers: number('top-layers') },
+    learningRate: number('learning-rate'),
+    seed,
+    backend: {
+      device: values.device!,
+      threads: number('threads'),
+      log: (line) => {
+        if (!/Warning|warn/.test(line)) log(`worker: ${line}`);
+      },
+    },
+  },
+  workDirectory: join(scratch, 'exports'),
+  random: new SeededRandom(seed),
+  log,
+});
+log(`policy: ${JSON.stringify(policy.trainer)}`);
+
+/** The offline transitions alone, in a new buffer: each loop adds its own experience to it. */
+async function freshBuffer(): Promise<ReplayBuffer> {
+  const buffer = ReplayBuffer.create({
+    embedder: new HashingEmbedder({ dimension: 256 }),
+    index: { type: 'flat' },
+  });
+  await buffer.add(
+    setup.offlineTrajectories.flatMap((trajectory, index) =>
+      trajectoryToTransitions(trajectory, { trajectoryId: trajectory.id ?? `offline:${index}` }),
+    ),
+  );
+  return buffer;
+}
+
+async function evaluate(split: Split, mode: 'greedy' | 'sampled'): Promise<EvaluationMetrics> {
+  const { metrics } = await evaluatePolicy({
+    policy,
+    environmentFactory: () => realPool.lease(),
+    environment: 'real',
+    tasks: evaluationSets[split],
+    maxSteps,
+    greedy: mode === 'greedy',
+    concurrency: servers,
+    random: new SeededRandom(seed + 1000),
+    candidateActions: (observation, history) =>
+      setup.adapter.candidateActions(observation, history),
+  });
+  return metrics;
+}
+
+interface ConditionResult {
+  condition: string;
+  mode: 'greedy' | 'sampled';
+  valid_seen: {
+    successRate: number;
+    interval: [number, number];
+    episodes: number;
+    meanSteps: number;
+  };
+  valid_unseen: {
+    successRate: number;
+    interval: [number, number];
+    episodes: number;
+    meanSteps: number;
+  };
+  trainingSeconds: number;
+  realTransitions: number;
+  syntheticTransitions: number;
+  invalidOutputs: number;
+  decisions: number;
+}
+const results: ConditionResult[] = [];
+const details: Record<string, unknown> = {};
+
+function loopConfig(budget: number): DreamGymConfigInput {
+  return {
+    seed,
+    iterations: number('iterations'),
+    tasksPerIteration: number('tasks-per-iteration'),
+    rolloutsPerTask: number('rollouts'),
+    maxSteps,
+    concurrency: 2,
+    realConcurrency: servers,
+    algorithm: 'grpo',
+    trainer: { epochs: 1, maxGradNorm: 1 },
+    curriculum: { lambda: 0.3, tasksToExpand: 2, variantsPerTask: 1 },
+    retrieval: { k: 4 },
+    evaluation: { every: 0, environments: [] },
+    simToReal: {
+      realTransitionBudget: budget,
+      tasksPerIteration: number('tasks-per-iteration'),
+      rolloutsPerTask: number('rollouts'),
+    },
+    checkpointEvery: 1,
+  };
+}
+
+async function writeResults(): Promise<void> {
+  await writeFile(
+    resultsFile,
+    `${JSON.stringify(
+      {
+        benchmark: 'alfworld-llm',
+        date: new Date().toISOString(),
+        scale: {
+          validSeenTasks: evaluationSets.valid_seen.length,
+          validUnseenTasks: evaluationSets.valid_unseen.length,
+          maxSteps,
+          bcTrajectories: number('bc-trajectories'),
+          bcEpochs: number('bc-epochs'),
+          iterations: number('iterations'),
+          tasksPerIteration: number('tasks-per-iteration'),
+          rolloutsPerTask: number('rollouts'),
+          s2rRealTransitions: number('budget'),
+          selection,
+          prompt: values.prompt,
+          lora: { rank: number('lora-rank'), topLayers: number('top-layers') },
+          learningRate: number('learning-rate'),
+          device: values.device,
+          modes,
+          seed,
+        },
+        machine: { cpus: cpus().length, loadAverage: { start: loadAtStart, end: loadavg() } },
+        protocol:
+          'SmolLM2-135M-Instruct (Q4_1 GGUF in llama.cpp; fp32 LoRA training in the torch worker). bc: behaviour cloning on successful expert trajectories; dreamgym: bc then the DreamGym loop on the retrieval experience model with 0 real transitions; dreamgym-s2r: bc, DreamGym, then real-engine GRPO within the budget. Success on the real ALFWorld engine, 95% Wilson intervals.',
+        results,
+        details,
+        seconds: (performance.now() - started) / 1000,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+}
+
+async function measure(
+  condition: string,
+  extra: Pick<ConditionResult, 'trainingSeconds' | 'realTransitions' | 'syntheticTransitions'>,
+) {
+  for (const mode of modes) {
+    const before = policy.stats();
+    const entry = { condition, mode } as ConditionResult;
+    for (const split of splits) {
+      log(
+        `${condition}: evaluating on ${split} (${evaluationSets[split].length} tasks, ${mode})...`,
+      );
+      const metrics = await evaluate(split, mode);
+      entry[split] = {
+        successRate: metrics.successRate,
+        interval: metrics.successInterval95,
+        episodes: metrics.episodes,
+        meanSteps: metrics.meanSteps,
+      };
+      log(
+        `${condition} ${split} ${mode}: ${(100 * metrics.successRate).toFixed(1)}% [${(100 * metrics.successInterval95[0]).toFixed(1)}, ${(100 * metrics.successInterval95[1]).toFixed(1)}] of ${metrics.episodes}`,
+      );
+    }
+    const after = policy.stats();
+    results.push({
+      ...entry,
+      ...extra,
+      decisions: after.decisions - before.decisions,
+      invalidOutputs: after.invalid + after.unparsable - before.invalid - before.unparsable,
+    });
+    await writeResults();
+  }
+}
+
+const baseState = join(scratch, 'base-state');
+const bcState = join(scratch, 'bc-state');
+try {
+  await policy.saveState(baseState);
+  if (conditions.includes('base')) {
+    await measure('base', { trainingSeconds: 0, realTransitions: 0, syntheticTransitions: 0 });
+  }
+  let bcSeconds = 0;
+  if (conditions.some((condition) => condition !== 'base')) {
+    const cloningStarted = performance.now();
+    const cloning = await cloneBehaviour({
+      policy,
+      trajectories: setup.offlineTrajectories,
+      candidateActions: (observation, history) =>
+        setup.adapter.candidateActions(observation, history),
+      config: {
+        epochs: number('bc-epochs'),
+        miniBatchSize: number('bc-batch'),
+        heldOutShare: 0.25,
+        patience: 2,
+        maxTrajectories: number('bc-trajectories'),
+      },
+      random: new SeededRandom(seed).fork('behaviour-cloning'),
+      onEpoch: (epoch) =>
+        log(
+          `bc epoch ${epoch.epoch}: train NLL ${epoch.trainNegativeLogLikelihood.toFixed(3)}, held-out NLL ${epoch.heldOutNegativeLogLikelihood.toFixed(3)}`,
+        ),
+    });
+    bcSeconds = (performance.now() - cloningStarted) / 1000;
+    details.behaviourCloning = { ...cloning, seconds: bcSeconds };
+    log(
+      `bc: best epoch ${cloning.bestEpoch}, held-out NLL ${cloning.initialHeldOutNegativeLogLikelihood.toFixed(3)} -> ${cloning.bestHeldOutNegativeLogLikelihood.toFixed(3)} (${bcSeconds.toFixed(0)} s)`,
+    );
+    await policy.saveState(bcState);
+  }
+  if (conditions.includes('bc')) {
+    await measure('bc', {
+      trainingSeconds: bcSeconds,
+      realTransitions: 0,
+      syntheticTransitions: 0,
+    });
+  }
+  for (const condition of ['dreamgym', 'dreamgym-s2r'] as const) {
+    if (!conditions.includes(condition)) continue;
+    await policy.loadState(bcState);
+    const loopStarted = performance.now();
+    const runDirectory = join(scratch, `run-${condition}`);
+    const result = await new DreamGymLoop({
+      config: loopConfig(condition === 'dreamgym' ? 0 : number('budget')),
+      components: {
+        adapter: setup.adapter,
+        policy,
+        experienceModel: setup.experienceModel,
+        replayBuffer: await freshBuffer(),
+        seedTasks: setup.seedTasks,
+        realEnvironment: () => realPool.lease(),
+        log,
+        onIteration: (metrics, progress) =>
+          log(
+            `${condition} ${progress.done}/${progress.total} ${metrics.phase}: train success ${(100 * metrics.successRate).toFixed(1)}%, mismatch ${(metrics.update.behaviourMismatch ?? 0).toFixed(4)}, real ${metrics.realTransitions}, ${metrics.seconds.toFixed(0)} s`,
+          ),
+      },
+      runDirectory,
+    }).run();
+    details[condition] = { iterations: result.metrics };
+    await measure(condition, {
+      trainingSeconds: bcSeconds + (performance.now() - loopStarted) / 1000,
+      realTransitions: result.metrics.at(-1)?.realTransitions ?? 0,
+      syntheticTransitions: result.metrics.at(-1)?.syntheticTransitions ?? 0,
+    });
+  }
+  details.policy = policy.stats();
+  await writeResults();
+  console.log(JSON.stringify(results, null, 2));
+  log(`wrote ${resultsFile}`);
+} finally {
+  await policy.close();
+  await realPool.closeAll();
+  await rm(scratch, { recursive: true, force: true });
+}

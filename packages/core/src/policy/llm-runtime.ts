@@ -1,0 +1,67 @@
+/**
+ * `LlmRuntime`: what an {@link LlmPolicy} needs from the engine that runs its LLM for acting.
+ * Generation with the sampled tokens' ids and log-probabilities, teacher-forced scoring of
+ * given continuations, the tokenizer (the trainer backend works on these token ids, so both
+ * sides see the same tokens), and a way to swap in the weights a gradient step produced.
+ *
+ * `@dreamgym/llama`'s `LlamaPolicyRuntime` implements it on llama.cpp in process.
+ */
+import type { ChatMessage } from '../models/chat-model.js';
+
+/** One generated token. */
+export interface RuntimeToken {
+  id: number;
+  /** log-probability under the distribution it was sampled from (temperature applied). */
+  logprob: number;
+}
+
+/** What {@link LlmRuntime.generate} returns. */
+export interface RuntimeGeneration {
+  text: string;
+  /** The generated tokens (without an end-of-turn token the model stopped on). */
+  tokens: RuntimeToken[];
+  /** `length` when `maxTokens` cut the answer. */
+  finishReason: 'stop' | 'length';
+}
+
+/** Weights a trainer exported for generation. */
+export interface ExportedWeights {
+  /** `lora`: an adapter GGUF over the base model; `model`: a whole model GGUF. */
+  kind: 'lora' | 'model';
+  path: string;
+}
+
+/** The acting side of an LLM policy. */
+export interface LlmRuntime {
+  readonly id: string;
+  /** Path of the base model's GGUF: the weights the trainer backend starts from. */
+  readonly modelPath: string;
+  /** The text that ends an assistant turn in the chat template (`<|im_end|>` in ChatML). */
+  readonly endOfTurn: string;
+  /** Token ids of a conversation, up to where the assistant's answer starts. */
+  promptTokens(messages: readonly ChatMessage[]): Promise<number[]>;
+  /** Token ids of a continuation text (special tokens such as `<|im_end|>` parsed). */
+  tokenize(text: string): number[];
+  /** Samples an answer to `messages` (temperature 0: greedy), with per-token log-probabilities. */
+  generate(request: {
+    messages: readonly ChatMessage[];
+    maxTokens: number;
+    temperature: number;
+    seed?: number;
+    stop?: readonly string[];
+    signal?: AbortSignal;
+  }): Promise<RuntimeGeneration>;
+  /**
+   * Per-token log-probabilities of each continuation after `messages`, by teacher forcing
+   * under the model's raw distribution; token order as {@link LlmRuntime.tokenize} gives.
+   */
+  score(request: {
+    messages: readonly ChatMessage[];
+    continuations: readonly string[];
+    signal?: AbortSignal;
+  }): Promise<number[][]>;
+  /** Makes later generation use `weights` (waits for requests in flight first). */
+  loadWeights(weights: ExportedWeights): Promise<void>;
+  /** Frees the model. Idempotent. */
+  close(): Promise<void>;
+}

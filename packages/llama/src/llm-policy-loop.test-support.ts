@@ -1,0 +1,172 @@
+/**
+ * Test support (not exported): the DreamGym loop on small corridors with an `LlmPolicy`
+ * (SmolLM2-135M choosing among the admissible actions by likelihood, LoRA on its top 2
+ * layers), shared by the end-to-end test and its crash child. The synthetic environment is
+ * the embedded retrieval experience model over real corridor play.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import {
+  type DreamGymComponents,
+  type DreamGymConfigInput,
+  DreamGymLoop,
+  HashingEmbedder,
+  type LlmPolicy,
+  ReplayBuffer,
+  RetrievalExperienceModel,
+  SeededRandom,
+  type Step,
+  type Task,
+  type Trajectory,
+  trajectoryToTransitions,
+} from '@dreamgym/core';
+import { CorridorEnvironment, corridorTask, createCorridorAdapter } from '@dreamgym/core/testing';
+import { build } from 'esbuild';
+import { corridorLlmPolicy } from './llm-policy.test-support.js';
+
+/** Three-room corridors: the key and the door one or two rooms from the entrance. */
+export function smallCorridorTasks(): Task[] {
+  return [
+    corridorTask({ length: 3, keyRoom: 1, doorRoom: 2 }),
+    corridorTask({ length: 3, keyRoom: 2, doorRoom: 1 }),
+  ];
+}
+
+export const llmLoopConfig: DreamGymConfigInput = {
+  seed: 5,
+  iterations: 2,
+  tasksPerIteration: 2,
+  rolloutsPerTask: 4,
+  maxSteps: 6,
+  concurrency: 2,
+  algorithm: 'grpo',
+  trainer: { epochs: 2, learningRate: 4e-3 },
+  curriculum: { enabled: false },
+  evaluation: { every: 0, environments: [] },
+  checkpointEvery: 1,
+};
+
+/** Real corridor play: the optimal action with probability 1 - noise, else a random admissible one. */
+async function playCorridor(task: Task, random: SeededRandom, noise: number): Promise<Trajectory> {
+  const { keyRoom, doorRoom } = task.meta as { keyRoom: number; doorRoom: number };
+  const environment = new CorridorEnvironment({ maxSteps: 8 });
+  let observation = await environment.reset(task);
+  const steps: Step[] = [];
+  let position = 0;
+  let holdsKey = false;
+  for (;;) {
+    const goal = holdsKey ? doorRoom : keyRoom;
+    const optimal =
+      position < goal
+        ? 'go right'
+        : position > goal
+          ? 'go left'
+          : holdsKey
+            ? 'open door'
+            : 'take key';
+    const action =
+      random.float() < noise ? random.choice(observation.actions ?? [optimal]) : optimal;
+    const result = await environment.step(action);
+    steps.push({ observation, action, reward: result.reward, done: result.done });
+    position = Number(/You are in room (\d+)/.exec(result.observation.text)?.[1] ?? position);
+    holdsKey ||= result.observation.text.includes('You carry the key');
+    observation = result.observation;
+    if (result.done) {
+      await environment.close();
+      return {
+        task,
+        steps,
+        finalObservation: observation,
+        source: 'offline',
+        success: result.info.success === true,
+      };
+    }
+  }
+}
+
+/** A replay buffer of noisy expert play on `tasks` (phi includes the instruction: the task says where things are). */
+export async function corridorReplayBuffer(tasks: readonly Task[]): Promise<ReplayBuffer> {
+  const random = new SeededRandom(3);
+  const buffer = ReplayBuffer.create({
+    embedder: new HashingEmbedder({ dimension: 256 }),
+    phiWeights: { instruction: 1 },
+  });
+  for (const task of tasks) {
+    for (let episode = 0; episode < 6; episode += 1) {
+      const trajectory = await playCorridor(task, random, episode % 2 === 0 ? 0.1 : 0.5);
+      await buffer.add(trajectoryToTransitions({ ...trajectory, id: `${task.id}/${episode}` }));
+    }
+  }
+  return buffer;
+}
+
+/** The corridor LLM policy of the loop tests: score mode, no history, a short prompt. */
+export function loopPolicy(workDirectory: string): Promise<LlmPolicy> {
+  return corridorLlmPolicy({
+    actionSelection: 'score',
+    prompt: {
+      agentInstructions: '',
+      systemPrompt:
+        'You are in a corridor of rooms. Take the key, then open the door. Reply with one action inside <action></action>.',
+      historyWindow: 0,
+    },
+    workDirectory,
+  });
+}
+
+/** The loop in `runDirectory` with a fresh policy and buffer. */
+export async function corridorLlmLoop(
+  runDirectory: string,
+  overrides: Partial<DreamGymComponents> = {},
+): Promise<{ loop: DreamGymLoop; policy: LlmPolicy }> {
+  const tasks = smallCorridorTasks();
+  const replayBuffer = await corridorReplayBuffer(tasks);
+  await mkdir(runDirectory, { recursive: true });
+  const policy = await loopPolicy(join(runDirectory, 'policy-exports'));
+  const loop = new DreamGymLoop({
+    config: llmLoopConfig,
+    components: {
+      adapter: createCorridorAdapter(),
+      policy,
+      experienceModel: new RetrievalExperienceModel(),
+      replayBuffer,
+      seedTasks: tasks,
+      realEnvironment: () => new CorridorEnvironment({ maxSteps: 6 }),
+      ...overrides,
+    },
+    runDirectory,
+  });
+  return { loop, policy };
+}
+
+/**
+ * Bundles a TypeScript entry of this repository (workspace imports resolved to their
+ * sources) into node_modules/.cache and starts it with `args`; stdout is piped.
+ */
+export async function startChild(entry: string, args: readonly string[]): Promise<ChildProcess> {
+  const root = resolve(import.meta.dirname, '../../..');
+  const outfile = join(
+    root,
+    'node_modules/.cache/dreamgym-test-children',
+    `llm-loop-${process.pid}-${Date.now()}.mjs`,
+  );
+  await build({
+    entryPoints: [entry],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    alias: {
+      '@dreamgym/core/testing': join(root, 'packages/core/src/testing/index.ts'),
+      '@dreamgym/core': join(root, 'packages/core/src/index.ts'),
+    },
+    outfile,
+    logLevel: 'silent',
+  });
+  return spawn(process.execPath, [outfile, ...args], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+}

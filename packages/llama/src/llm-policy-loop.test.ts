@@ -1,0 +1,173 @@
+/**
+ * The DreamGym loop trains an `LlmPolicy` end to end (real SmolLM2-135M in llama.cpp for
+ * acting, the real torch worker for updates) on small corridors, and a run killed mid-way
+ * resumes from its checkpoint to the same weights as an uninterrupted run.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import {
+  evaluatePolicy,
+  type IterationMetrics,
+  type PolicySample,
+  SeededRandom,
+} from '@dreamgym/core';
+import { CorridorEnvironment } from '@dreamgym/core/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { corridorLlmLoop, smallCorridorTasks, startChild } from './llm-policy-loop.test-support.js';
+
+let directory: string;
+beforeAll(async () => {
+  directory = await mkdtemp(join(tmpdir(), 'dreamgym-llm-loop-'));
+});
+afterAll(async () => {
+  await rm(directory, { recursive: true, force: true });
+});
+
+/** float32 tensors of a safetensors file, by name. */
+async function readSafetensors(file: string): Promise<Map<string, Float32Array>> {
+  const bytes = await readFile(file);
+  const headerLength = Number(bytes.readBigUInt64LE(0));
+  const header = JSON.parse(bytes.toString('utf8', 8, 8 + headerLength)) as Record<
+    string,
+    { dtype: string; data_offsets: [number, number] }
+  >;
+  const tensors = new Map<string, Float32Array>();
+  for (const [name, entry] of Object.entries(header)) {
+    if (name === '__metadata__') continue;
+    expect(entry.dtype).toBe('F32');
+    const [start, end] = entry.data_offsets;
+    const slice = bytes.subarray(8 + headerLength + start, 8 + headerLength + end);
+    tensors.set(name, new Float32Array(Uint8Array.from(slice).buffer));
+  }
+  return tensors;
+}
+
+/** Decisions where one action is clearly right: take the key, open the door. */
+function keyAndDoorSamples(): PolicySample[] {
+  const [first, second] = smallCorridorTasks();
+  return [
+    {
+      task: first!,
+      observation: {
+        text: 'You walk to room 1. You are in room 1. You see a key.',
+        actions: ['go left', 'go right', 'take key'],
+      },
+      previousActions: [],
+      candidates: ['go left', 'go right', 'take key'],
+      action: 'take key',
+    },
+    {
+      task: second!,
+      observation: {
+        text: 'You walk to room 1. You are in room 1. You see a door. You carry the key.',
+        actions: ['go left', 'go right', 'open door'],
+      },
+      previousActions: [],
+      candidates: ['go left', 'go right', 'open door'],
+      action: 'open door',
+    },
+  ];
+}
+
+function withoutTimings(metrics: readonly IterationMetrics[]) {
+  return metrics.map(({ seconds: _, ...rest }) => rest);
+}
+
+let reference: { metrics: IterationMetrics[]; weights: Map<string, Float32Array> } | undefined;
+
+describe.sequential('DreamGym loop with an LlmPolicy on the corridor', () => {
+  it('trains: the right actions become likelier, and greedy real success does not fall', async () => {
+    const { loop, policy } = await corridorLlmLoop(join(directory, 'reference'));
+    try {
+      const tasks = smallCorridorTasks();
+      const evaluate = async () =>
+        (
+          await evaluatePolicy({
+            policy,
+            environmentFactory: () => new CorridorEnvironment({ maxSteps: 6 }),
+            environment: 'real',
+            tasks,
+            episodesPerTask: 1,
+            maxSteps: 6,
+            greedy: true,
+            concurrency: 2,
+            random: new SeededRandom(21),
+          })
+        ).metrics.successRate;
+      const key = keyAndDoorSamples();
+      const successBefore = await evaluate();
+      const rightBefore = await policy.logprobs(key);
+      const result = await loop.run();
+      const successAfter = await evaluate();
+      const rightAfter = await policy.logprobs(key);
+      const stats = policy.stats();
+      console.log(
+        `corridor LLM loop: real success ${successBefore.toFixed(2)} -> ${successAfter.toFixed(2)}; log pi(take key, open door) ${rightBefore.map((v) => v.toFixed(3))} -> ${rightAfter.map((v) => v.toFixed(3))}; synthetic success by iteration ${result.metrics.map((m) => m.successRate.toFixed(2))}; behaviour mismatch ${result.metrics.map((m) => (m.update.behaviourMismatch ?? 0).toFixed(4))}; exports ${stats.exports} (${stats.exportSeconds.toFixed(1)} s export, ${stats.reloadSeconds.toFixed(1)} s reload), update ${stats.updateSeconds.toFixed(1)} s, acting ${stats.actSeconds.toFixed(1)} s`,
+      );
+      expect(result.metrics).toHaveLength(2);
+      for (const record of result.metrics) {
+        expect(record.update.behaviourMismatch).toBeGreaterThan(0);
+        expect(Number.isFinite(record.update.loss)).toBe(true);
+      }
+      expect(stats.exports).toBeGreaterThanOrEqual(1);
+      rightAfter.forEach((value, index) => {
+        expect(value).toBeGreaterThan(rightBefore[index]!);
+      });
+      expect(successAfter).toBeGreaterThanOrEqual(successBefore);
+      await policy.saveState(join(directory, 'reference-state'));
+      reference = {
+        metrics: result.metrics,
+        weights: await readSafetensors(join(directory, 'reference-state', 'weights.safetensors')),
+      };
+    } finally {
+      await policy.close();
+    }
+  }, 1_800_000);
+
+  it('resumes after the run is killed mid-way, to the same weights within float tolerance', async () => {
+    expect(reference).toBeDefined();
+    const crashed = join(directory, 'crashed');
+    const child = await startChild(
+      resolve(import.meta.dirname, 'llm-policy-loop-child.test-support.ts'),
+      [crashed],
+    );
+    await new Promise<void>((resolveLine, reject) => {
+      let buffered = '';
+      child.stdout!.on('data', (chunk: Buffer) => {
+        buffered += chunk.toString('utf8');
+        if (/^iteration 1$/m.test(buffered)) resolveLine();
+      });
+      child.once('exit', (code) =>
+        reject(new Error(`the child exited (${code}) before iteration 1`)),
+      );
+    });
+    child.kill('SIGKILL');
+    await new Promise((resolveExit) => child.once('exit', resolveExit));
+
+    const { loop, policy } = await corridorLlmLoop(crashed);
+    try {
+      const resumed = await loop.run({ resume: true });
+      await policy.saveState(join(directory, 'resumed-state'));
+      const weights = await readSafetensors(
+        join(directory, 'resumed-state', 'weights.safetensors'),
+      );
+      const metrics = withoutTimings(resumed.metrics);
+      const expected = withoutTimings(reference!.metrics);
+      expect(metrics.map((m) => m.successRate)).toEqual(expected.map((m) => m.successRate));
+      expect(metrics.map((m) => m.episodes)).toEqual(expected.map((m) => m.episodes));
+      let largest = 0;
+      expect([...weights.keys()].sort()).toEqual([...reference!.weights.keys()].sort());
+      for (const [name, values] of weights) {
+        const other = reference!.weights.get(name)!;
+        for (let index = 0; index < values.length; index += 1) {
+          largest = Math.max(largest, Math.abs(values[index]! - other[index]!));
+        }
+      }
+      console.log(`resumed vs uninterrupted LoRA weights: max |diff| ${largest}`);
+      expect(largest).toBeLessThan(1e-4);
+    } finally {
+      await policy.close();
+    }
+  }, 1_800_000);
+});
