@@ -317,6 +317,17 @@ const report = {
     ompThreads: '1',
   },
   targets: { stepsPerSecond: 2000, p99Ms: 50, rssGrowth: 0.1 },
+  // The issue's protocol is 256 sessions and 100k steps; a smaller run says so.
+  ...(SESSIONS < 256 || STEPS < 100_000
+    ? {
+        scale: `reduced: ${SESSIONS} sessions, ${STEPS} steps (the protocol: 256 sessions, 100000 steps)`,
+      }
+    : {}),
+  targetsMet: {
+    stepsPerSecond: primary.stepsPerSecond >= 2000,
+    p99Ms: primary.p99Ms < 50,
+    rssGrowth: primary.rssGrowth < 0.1,
+  },
   sessions: primary.sessions,
   stepsPerSecond: primary.stepsPerSecond,
   p50Ms: primary.p50Ms,
