@@ -45,6 +45,22 @@ const result = await runReleaseCheck({
   build: !values['no-build'],
   ...(values.ref ? { ref: values.ref } : {}),
   consumers: adapters,
+  // The MiniWoB++ pages come from the PyPI package miniwob (its README: pip install miniwob).
+  consumerSetup: {
+    '@dreamgym/miniwob': [
+      ['python3', '-m', 'venv', '.venv'],
+      [
+        '.venv/bin/python',
+        '-m',
+        'pip',
+        'install',
+        '--quiet',
+        '--disable-pip-version-check',
+        '--no-deps',
+        'miniwob==1.1.0',
+      ],
+    ],
+  },
   quickStart: true,
   exampleEnv: { DREAMGYM_DATA_DIR: dataDir },
   keep: values.keep === true,

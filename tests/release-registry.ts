@@ -10,7 +10,8 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { cp, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { homedir } from 'node:os';
+import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { transform } from 'esbuild';
 import { publicPackages, repositoryRoot } from './workspace.js';
@@ -91,6 +92,12 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** Where the release check keeps downloads between runs (third-party packages only). */
+export function releaseCheckCache(): string {
+  const cache = process.env.XDG_CACHE_HOME?.trim() || join(homedir(), '.cache');
+  return join(cache, 'dreamgym', 'release-check');
+}
+
 /** A Verdaccio registry on 127.0.0.1 with a user whose token publishes. */
 export interface Registry {
   url: string;
@@ -105,7 +112,12 @@ export interface Registry {
  * mixes in), every other package is proxied from registry.npmjs.org.
  */
 export async function startVerdaccio(directory: string): Promise<Registry> {
-  await mkdir(directory, { recursive: true });
+  await mkdir(join(directory, 'storage'), { recursive: true });
+  // Third-party packages proxied from npmjs are kept between runs (they only save downloads);
+  // what is published here (`@dreamgym/*`) lives in this run's storage and goes with it.
+  const uplinkCache = join(releaseCheckCache(), 'uplinks');
+  await mkdir(uplinkCache, { recursive: true });
+  const uplinkStorage = relative(join(directory, 'storage'), uplinkCache);
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   await writeFile(
@@ -129,6 +141,7 @@ export async function startVerdaccio(directory: string): Promise<Registry> {
       '    access: $all',
       '    publish: $authenticated',
       '    proxy: npmjs',
+      `    storage: ${uplinkStorage}`,
       'server:',
       '  keepAliveTimeout: 60',
       'max_body_size: 200mb',
@@ -198,7 +211,7 @@ export function registryEnvironment(registry: Registry, home: string): NodeJS.Pr
   return {
     npm_config_registry: `${registry.url}/`,
     npm_config_userconfig: join(home, '.npmrc'),
-    npm_config_cache: join(home, 'npm-cache'),
+    npm_config_cache: join(releaseCheckCache(), 'npm-cache'),
     npm_config_provenance: 'false',
     // changesets reads npm's registry from this too.
     NPM_CONFIG_REGISTRY: `${registry.url}/`,
@@ -427,7 +440,7 @@ export function consumerInstall(
     {
       cwd: consumer,
       env: {
-        npm_config_cache: join(home, 'npm-cache'),
+        npm_config_cache: join(releaseCheckCache(), 'npm-cache'),
         npm_config_userconfig: join(consumer, '.npmrc'),
       },
     },
@@ -511,6 +524,11 @@ export interface ReleaseCheckOptions {
   only?: readonly string[];
   /** Packages each installed alone in a fresh consumer, whose README example then runs. */
   consumers: string[];
+  /**
+   * Commands run in a package's consumer after its install and before its example, as that
+   * package's README asks of a user (a Python package, say).
+   */
+  consumerSetup?: Record<string, Array<[string, ...string[]]>>;
   /** Also run the core README quick start in a consumer (with `dreamgym doctor --fix`). */
   quickStart: boolean;
   /** Environment of the examples (`DREAMGYM_DATA_DIR`). */
@@ -600,6 +618,9 @@ export async function runReleaseCheck(options: ReleaseCheckOptions): Promise<Rel
           `npm install ${name} installed ${JSON.stringify(installed)}, expected ${name}@${first[name]} with @dreamgym/core@${first['@dreamgym/core']}`,
         );
       }
+      for (const [command, ...args] of options.consumerSetup?.[name] ?? []) {
+        await shell.run(command, args, { cwd: consumer });
+      }
       const example = await readmeExample(directoryOf(name));
       const exampleOutput = await runReadmeExample(
         consumer,
@@ -650,7 +671,7 @@ export async function runReleaseCheck(options: ReleaseCheckOptions): Promise<Rel
     await shell.run('npm', ['update', '--no-audit', '--no-fund'], {
       cwd: consumer,
       env: {
-        npm_config_cache: join(home, 'npm-cache'),
+        npm_config_cache: join(releaseCheckCache(), 'npm-cache'),
         npm_config_userconfig: join(consumer, '.npmrc'),
       },
     });
