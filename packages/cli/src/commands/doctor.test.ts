@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../cli.js';
 import type { CommandIo } from '../command-arguments.js';
 import { doctorCommand } from './doctor.js';
 
@@ -85,6 +86,17 @@ describe('dreamgym doctor', () => {
     expect(out).toMatch(/3 missing: `dreamgym doctor --fix` sets them up/);
     expect(out).not.toContain('faiss');
   }, 60_000);
+
+  it('is a dreamgym command with its usage', async () => {
+    const list = capture(repositoryRoot);
+    expect(await runCli(['--help'], list)).toBe(0);
+    expect(list.out()).toMatch(
+      /^ {2}doctor +check \(and with --fix set up\) faiss-node, Chromium/m,
+    );
+    const usage = capture(repositoryRoot);
+    expect(await runCli(['doctor', '--help'], usage)).toBe(0);
+    expect(usage.out()).toMatch(/^ {2}--fix +set up what is missing, then check again$/m);
+  });
 
   it('rejects an unknown check by name', async () => {
     const io = capture(repositoryRoot);
