@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { InvalidArgumentError } from '../errors.js';
 import { rankContinuations } from './continuation-scorer.js';
 import { continuationTokens } from './openai-compatible-scorer.js';
 
@@ -24,7 +25,7 @@ describe('rankContinuations', () => {
     expect(rankContinuations(candidates, { normalize: 'mean' }).best).toBe(0);
     expect(rankContinuations(candidates).best).toBe(1);
     expect(rankContinuations([score('x', [-1]), score('y', [-1])]).best).toBe(0);
-    expect(() => rankContinuations([])).toThrow(RangeError);
+    expect(() => rankContinuations([])).toThrow(InvalidArgumentError);
   });
 });
 

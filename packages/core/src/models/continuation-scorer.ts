@@ -6,6 +6,7 @@
  * for any OpenAI-compatible server with `/v1/completions` echo and logprobs (vLLM, our
  * `dreamgym model serve`), by {@link OpenAICompatibleScorer}.
  */
+import { InvalidArgumentError } from '../errors.js';
 import type { ChatMessage, TokenLogprob, TokenUsage } from './chat-model.js';
 
 /** What to score: a prompt and the continuations to score after it. */
@@ -56,7 +57,10 @@ export function rankContinuations(
   scores: readonly ContinuationScore[],
   options: { normalize?: 'sum' | 'mean' } = {},
 ): { best: number; probabilities: number[] } {
-  if (scores.length === 0) throw new RangeError('rankContinuations needs at least one score.');
+  if (scores.length === 0)
+    throw new InvalidArgumentError('rankContinuations needs at least one score.', {
+      argument: 'scores',
+    });
   const values = scores.map((score) =>
     options.normalize === 'mean' ? score.logprob / Math.max(1, score.tokens.length) : score.logprob,
   );
