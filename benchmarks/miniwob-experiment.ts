@@ -26,7 +26,7 @@
  * conditions and seeds it runs) and benchmarks/results/miniwob-report.html.
  */
 import { existsSync } from 'node:fs';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -54,14 +54,13 @@ import {
   trajectoryToTransitions,
   wilsonInterval95,
 } from '@dreamgym/core';
-// From the sources until the workspace links @dreamgym/miniwob (npm install).
 import {
   buildMiniwobDataset,
   connectMiniwobReal,
   createMiniwobAdapter,
   MINIWOB_EXPERIMENT_TASKS,
   type MiniwobDatasetSummary,
-} from '../adapters/miniwob/src/index.js';
+} from '@dreamgym/miniwob';
 
 const { values } = parseArgs({
   options: {
@@ -76,8 +75,19 @@ const { values } = parseArgs({
     'gap-tasks': { type: 'string', default: '12' },
     concurrency: { type: 'string', default: '3' },
     conditions: { type: 'string', default: 'random,bc,real-rl,dreamgym,dreamgym-s2r' },
+    /** Why a run used other than the default scale (written to the results). */
+    note: { type: 'string' },
   },
 });
+/** The protocol's full scale; a run on a busy machine may choose less beforehand (`--note`). */
+const FULL_SCALE = {
+  trainSeeds: 30,
+  evalSeeds: 15,
+  budget: 600,
+  iterations: 15,
+  seeds: 1,
+  gapTasks: 12,
+};
 
 type Mode = 'greedy' | 'sampled';
 const data = resolve(values.data!);
@@ -188,7 +198,14 @@ function perTask(rollouts: readonly Rollout[]): Record<string, Success> {
 
 // The dataset, built on the real pages unless it is there already.
 let dataset: MiniwobDatasetSummary | { reused: true } = { reused: true };
-if (!existsSync(join(data, 'tasks.jsonl'))) {
+// A dataset is complete once its exploration episodes are written (the tasks file comes
+// first: an interrupted build leaves it without them).
+const trajectoriesDirectory = join(data, 'trajectories');
+const complete =
+  existsSync(join(data, 'tasks.jsonl')) &&
+  existsSync(trajectoriesDirectory) &&
+  (await readdir(trajectoriesDirectory)).some((name) => name.endsWith('.jsonl'));
+if (!complete) {
   log(
     `building the dataset in ${data}: ${MINIWOB_EXPERIMENT_TASKS.length} tasks x (${trainSeeds} train + ${evalSeeds} eval seeds), one exploration episode per train seed`,
   );
@@ -338,6 +355,14 @@ function summary() {
     const value = pooled(condition, 'greedy');
     return value.episodes === 0 ? undefined : value.successRate;
   };
+  /** Whether `better`'s greedy interval lies wholly above `worse`'s (null without both). */
+  const separated = (better: string, worse: string) => {
+    const high = pooled(better, 'greedy');
+    const low = pooled(worse, 'greedy');
+    return high.episodes === 0 || low.episodes === 0
+      ? null
+      : high.successInterval95[0] > low.successInterval95[1];
+  };
   const realRl = rate('real-rl');
   const dreamgym = rate('dreamgym');
   const s2r = rate('dreamgym-s2r');
@@ -348,6 +373,10 @@ function summary() {
       dreamgymReaches90PercentOfRealRl:
         realRl !== undefined && dreamgym !== undefined ? dreamgym >= 0.9 * realRl : null,
       s2rBeatsRealRl: realRl !== undefined && s2r !== undefined ? s2r > realRl : null,
+      // The point estimates above say nothing where the intervals overlap.
+      s2rBeatsRealRlBeyondIntervals: separated('dreamgym-s2r', 'real-rl'),
+      dreamgymBeatsRealRlBeyondIntervals: separated('dreamgym', 'real-rl'),
+      dreamgymBelowRealRlBeyondIntervals: separated('real-rl', 'dreamgym'),
       greedySuccess: { random: rate('random'), bc: rate('bc'), realRl, dreamgym, s2r },
     },
   };
@@ -419,6 +448,18 @@ async function writeResults(): Promise<void> {
             'LinearSoftmaxPolicy (2^18 hashed features) over the candidate actions (element notes), warm-started by behaviour cloning on the successful exploration episodes; GRPO',
           experienceModel:
             'RetrievalExperienceModel over a HashingEmbedder replay buffer of the exploration episodes; synthetic episodes start from the recorded first states',
+          scale: {
+            used: {
+              trainSeeds,
+              evalSeeds,
+              budget,
+              iterations: Number(values.iterations),
+              seeds: seeds.length,
+              gapTasks: gapTaskCount,
+            },
+            full: FULL_SCALE,
+            note: values.note ?? null,
+          },
           budget,
           s2rBudget: Math.round(budget / 10),
           maxSteps,
@@ -462,11 +503,11 @@ async function writeResults(): Promise<void> {
   }).replace(
     '<h2>Runs and ablations</h2>',
     `<h2>Success on the real pages, held-out seeds (${mode}, 95% Wilson intervals, pooled over seeds ${seeds.join(', ')})</h2>
-  <p>${MINIWOB_EXPERIMENT_TASKS.length} MiniWoB++ tasks chosen before any result, ${evalSeeds} held-out seeds each; real-env RL spends ${budget} real transitions, DreamGym 0, DreamGym-S2R ${Math.round(budget / 10)}. Machine: ${load.cores} shared cores, 1-minute load average ${load.loadAverage1m.min.toFixed(1)}–${load.loadAverage1m.max.toFixed(1)} (mean ${load.loadAverage1m.mean.toFixed(1)}).</p>
+  <p>${MINIWOB_EXPERIMENT_TASKS.length} MiniWoB++ tasks chosen before any result, ${evalSeeds} held-out seeds each; real-env RL spends ${budget} real transitions, DreamGym 0, DreamGym-S2R ${Math.round(budget / 10)}. Machine: ${load.cores} shared cores, 1-minute load average ${load.loadAverage1m.min.toFixed(1)}–${load.loadAverage1m.max.toFixed(1)} (mean ${load.loadAverage1m.mean.toFixed(1)}). Scale: ${trainSeeds} training seeds per task (one exploration episode each), ${Number(values.iterations)} DreamGym iterations, ${seeds.length} training seed(s)${values.note ? ` (${escapeHtml(values.note)})` : ''}.</p>
   ${chart}
   <table><thead><tr><th>condition</th><th>real transitions</th><th>overall</th>${MINIWOB_EXPERIMENT_TASKS.map((task) => `<th>${task}</th>`).join('')}<th>synthetic vs real on ${gapTaskCount} training instances</th></tr></thead>
   <tbody>${rows}</tbody></table>
-  <p>DreamGym (0 real transitions) / real-env RL (${budget}), greedy: ${claims.dreamgymOverRealRl === null ? 'n/a' : claims.dreamgymOverRealRl.toFixed(2)}; S2R (${Math.round(budget / 10)} real) beats real-env RL: ${String(claims.s2rBeatsRealRl)}.</p>
+  <p>DreamGym (0 real transitions) / real-env RL (${budget}), greedy: ${claims.dreamgymOverRealRl === null ? 'n/a' : claims.dreamgymOverRealRl.toFixed(2)}; S2R (${Math.round(budget / 10)} real) above real-env RL on the point estimate: ${String(claims.s2rBeatsRealRl)}, beyond the 95% intervals: ${String(claims.s2rBeatsRealRlBeyondIntervals)}; DreamGym above real-env RL beyond the intervals: ${String(claims.dreamgymBeatsRealRlBeyondIntervals)}, below it: ${String(claims.dreamgymBelowRealRlBeyondIntervals)}.</p>
   <h2>Runs and ablations</h2>`,
   );
   await writeFile(join(resultsDirectory, 'miniwob-report.html'), html);
