@@ -44,7 +44,8 @@ describe('dreamgym serve flags', () => {
   it('prints its usage', async () => {
     const io = capture();
     expect(await runCli(['serve', '--help'], io)).toBe(0);
-    expect(io.out()).toMatch(/--experience embedded\|openai/);
+    expect(io.out()).toMatch(/--experience embedded\|llm\|hybrid\|openai/);
+    expect(io.out()).toMatch(/--model local\|PATH\.gguf\|NAME/);
     expect(io.out()).toMatch(/--real /);
     const all = capture();
     await runCli(['--help'], all);
@@ -55,13 +56,35 @@ describe('dreamgym serve flags', () => {
     [['serve'], /--domain is required/],
     [
       ['serve', '--domain', 'alfworld', '--experience', 'magic'],
-      /--experience must be embedded or openai/,
+      /--experience must be embedded, llm, hybrid or openai/,
     ],
     [
       ['serve', '--domain', 'alfworld', '--experience', 'openai'],
       /--experience openai needs --base-url/,
     ],
-    [['serve', '--domain', 'alfworld', '--model', 'm'], /--model is for --experience openai/],
+    [['serve', '--domain', 'alfworld', '--model', 'm'], /--model is for an LLM experience model/],
+    [
+      [
+        'serve',
+        '--domain',
+        'alfworld',
+        '--experience',
+        'llm',
+        '--base-url',
+        'ftp://x',
+        '--model',
+        'm',
+      ],
+      /--base-url must be an http\(s\) URL/,
+    ],
+    [
+      ['serve', '--domain', 'alfworld', '--experience', 'hybrid', '--model-threads', 'two'],
+      /--model-threads must be an integer/,
+    ],
+    [
+      ['serve', '--domain', 'alfworld', '--experience', 'llm', '--api-key-env', 'HOME'],
+      /--api-key-env is for a model server/,
+    ],
     [
       ['serve', '--domain', 'alfworld', '--real', '--experience', 'embedded'],
       /--real .* no --experience/,
@@ -173,4 +196,37 @@ describe('dreamgym serve', () => {
     expect(status.buffer.bySource.synthetic).toBeGreaterThan(0);
     expect(await stop(second.child)).toBe(0);
   }, 120_000);
+
+  it('serves the reasoning LLM in process (--experience llm --model local): SmolLM2 predicts each step', async () => {
+    const served = await startServe([
+      '--domain',
+      'alfworld',
+      '--data',
+      join(dataRoot(), 'alfworld'),
+      '--port',
+      '0',
+      '--run-dir',
+      join(directory, 'llm-run'),
+      '--offline-limit',
+      '100',
+      '--train-tasks',
+      '4',
+      '--max-steps',
+      '1',
+      '--experience',
+      'llm',
+      '--model',
+      'local',
+      '--model-threads',
+      '1',
+    ]);
+    expect(served.output()).toMatch(/synthetic, [^)]*reasoning/i);
+    expect(served.output()).toMatch(/SmolLM2-135M-Instruct|smollm2/i);
+    expect(await playEpisode(served.url)).toBe(1);
+    const status = (await (await fetch(`${served.url}/dreamgym/status`)).json()) as {
+      episodes: { finished: number };
+    };
+    expect(status.episodes.finished).toBe(1);
+    expect(await stop(served.child)).toBe(0);
+  }, 240_000);
 });

@@ -2,7 +2,8 @@
  * `dreamgym serve`: a domain's DreamGym environment over Meta's OpenEnv protocol (WebSocket
  * `/ws`, HTTP `/reset` `/step` ...), for Python trainers (TRL, SkyRL, ART ...). The server
  * keeps the curriculum and the replay buffer in a run folder with checkpoints; `--resume`
- * continues it. Synthetic by default (`--experience embedded|openai`); `--real` serves the
+ * continues it. Synthetic by default (`--experience embedded|llm|hybrid|openai`, the LLM in
+ * process with `--model local` or behind a server with `--base-url`); `--real` serves the
  * adapter's real environment through the same protocol, for sim-to-real with one client.
  *
  * `@dreamgym/server` is loaded when the command runs, like domain adapters: install it
@@ -34,6 +35,7 @@ import {
   readJsonFile,
 } from '../command-arguments.js';
 import { type DomainSetupOptions, DomainSetupOptionsSchema, setUpDomain } from '../domain-setup.js';
+import { parseModelSelection, selectModels } from '../model-selection.js';
 
 const SERVE_USAGE = `Usage: dreamgym serve --domain NAME [options]
 
@@ -51,12 +53,16 @@ Domain and data:
   --index auto|flat|hnsw     replay-buffer index (default auto)
 
 Environment:
-  --experience embedded|openai
-                             experience model: embedded (default; retrieval, no LLM) or an LLM
-                             behind an OpenAI-compatible server (ReasoningExperienceModel)
-  --base-url URL             the server of --experience openai (e.g. http://127.0.0.1:8080/v1)
-  --model NAME               the model of --experience openai
+  --experience embedded|llm|hybrid|openai
+                             experience model: embedded (default; retrieval, no LLM), the
+                             reasoning LLM (ReasoningExperienceModel), the LLM grounded by
+                             retrieval (hybrid), or openai (llm behind --base-url, standard prompt)
+  --model local|PATH.gguf|NAME   the LLM of llm/hybrid: local (SmolLM2-135M-Instruct in process,
+                             the default), any GGUF file, or with --base-url the served model
+  --base-url URL             an OpenAI-compatible server (e.g. http://127.0.0.1:8080/v1)
   --api-key-env NAME         variable holding its API key (default DREAMGYM_API_KEY, then OPENAI_API_KEY)
+  --experience-format compact|standard  --experience-temperature X
+  --model-concurrency N  --model-context-size N  --model-threads N   local model settings
   --real                     serve the real environment (the adapter's connectReal) instead
 
 Run:
@@ -90,6 +96,11 @@ const SERVE_OPTIONS: FlagSpecs = {
   'base-url': { type: 'string' },
   model: { type: 'string' },
   'api-key-env': { type: 'string' },
+  'experience-format': { type: 'string' },
+  'experience-temperature': { type: 'string' },
+  'model-concurrency': { type: 'string' },
+  'model-context-size': { type: 'string' },
+  'model-threads': { type: 'string' },
   real: { type: 'boolean' },
   config: { type: 'string' },
   'run-dir': { type: 'string' },
@@ -237,6 +248,12 @@ function serveSettings(values: FlagValues, file: Record<string, unknown>, io: Co
   return { config, setup, server };
 }
 
+/** An experience model built for the server, and what frees it at shutdown. */
+interface ChosenExperienceModel {
+  model: ExperienceModel;
+  dispose(): Promise<void>;
+}
+
 /**
  * The experience model the flags ask for, checked before any data is loaded: a builder
  * that gets the adapter and the embedded default.
@@ -244,43 +261,75 @@ function serveSettings(values: FlagValues, file: Record<string, unknown>, io: Co
 function experienceModelChoice(
   values: FlagValues,
   io: CommandIo,
-): (adapter: DomainAdapter, embedded: ExperienceModel) => ExperienceModel {
+): (adapter: DomainAdapter, embedded: ExperienceModel) => Promise<ChosenExperienceModel> {
   const kind = (values.experience as string | undefined) ?? 'embedded';
+  const modelFlags = [
+    'base-url',
+    'model',
+    'api-key-env',
+    'experience-format',
+    'experience-temperature',
+    'model-concurrency',
+    'model-context-size',
+    'model-threads',
+  ];
   if (kind === 'embedded') {
-    for (const flag of ['base-url', 'model', 'api-key-env']) {
+    for (const flag of modelFlags) {
       if (values[flag] !== undefined) {
         fail(
-          `--${flag} is for --experience openai; the embedded model takes no server.`,
+          `--${flag} is for an LLM experience model (--experience llm, hybrid or openai); the embedded model takes none.`,
           `--${flag}`,
         );
       }
     }
-    return (_adapter, embedded) => embedded;
+    return async (_adapter, embedded) => ({ model: embedded, dispose: async () => {} });
   }
-  if (kind !== 'openai') {
-    fail(`--experience must be embedded or openai, got "${kind}".`, '--experience');
-  }
-  const baseURL = values['base-url'] as string | undefined;
-  const model = values.model as string | undefined;
-  if (!baseURL || !model) {
-    fail(
-      '--experience openai needs --base-url (an OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1) and --model.',
-      baseURL ? '--model' : '--base-url',
-    );
+  if (!['llm', 'hybrid', 'openai'].includes(kind)) {
+    fail(`--experience must be embedded, llm, hybrid or openai, got "${kind}".`, '--experience');
   }
   const keyVariable = values['api-key-env'] as string | undefined;
+  if (keyVariable !== undefined && values['base-url'] === undefined) {
+    fail('--api-key-env is for a model server: add --base-url URL.', '--api-key-env');
+  }
   let apiKey: string | undefined;
   if (keyVariable !== undefined) {
     apiKey = io.env[keyVariable];
     if (!apiKey) fail(`--api-key-env ${keyVariable}: that variable is not set.`, '--api-key-env');
   }
-  // Validates the URL and model now (a ConfigError naming the field), not after loading data.
-  const chat = new OpenAICompatibleChatModel({ baseURL, model, ...(apiKey ? { apiKey } : {}) });
-  return (adapter) =>
-    new ReasoningExperienceModel({
-      chat,
-      environmentDescription: adapter.prompts.environmentDescription,
+  if (kind === 'openai') {
+    const baseURL = values['base-url'] as string | undefined;
+    const model = values.model as string | undefined;
+    if (!baseURL || !model) {
+      fail(
+        '--experience openai needs --base-url (an OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1) and --model.',
+        baseURL ? '--model' : '--base-url',
+      );
+    }
+    // Validates the URL and model now (a ConfigError naming the field), not after loading data.
+    const chat = new OpenAICompatibleChatModel({ baseURL, model, ...(apiKey ? { apiKey } : {}) });
+    return async (adapter) => ({
+      model: new ReasoningExperienceModel({
+        chat,
+        environmentDescription: adapter.prompts.environmentDescription,
+      }),
+      dispose: async () => {},
     });
+  }
+  // The same flags and defaults as every other command (`--model local` by default).
+  const selection = parseModelSelection(values);
+  const env = apiKey ? { ...io.env, DREAMGYM_API_KEY: apiKey } : io.env;
+  return async (adapter, embedded) => {
+    const selected = await selectModels(selection, {
+      adapter,
+      retrievalModel: embedded,
+      env,
+      cwd: io.cwd,
+      log: (message) => io.stderr.write(`${message}\n`),
+    });
+    for (const line of selected.describe().slice(0, 1))
+      io.stderr.write(`dreamgym serve: ${line}\n`);
+    return { model: selected.experienceModel, dispose: () => selected.dispose() };
+  };
 }
 
 async function serve(args: string[], io: CommandIo): Promise<number> {
@@ -321,7 +370,8 @@ async function serve(args: string[], io: CommandIo): Promise<number> {
   });
   const log = (message: string) => io.stderr.write(`${message}\n`);
   const domain = await setUpDomain(setup, log);
-  const model = chooseModel?.(domain.adapter, domain.experienceModel);
+  const chosen = await chooseModel?.(domain.adapter, domain.experienceModel);
+  const model = chosen?.model;
   await mkdir(runDirectory, { recursive: true });
   const served = await serverPackage.serveDreamGym({
     adapter: domain.adapter,
@@ -346,6 +396,7 @@ async function serve(args: string[], io: CommandIo): Promise<number> {
   });
   log(`dreamgym serve: ${signal}: finishing the steps in flight, then checkpointing...`);
   await served.close();
+  await chosen?.dispose();
   await domain.replayBuffer.close();
   io.stdout.write(`dreamgym serve: stopped; resume with --resume --run-dir ${runDirectory}\n`);
   return 0;
