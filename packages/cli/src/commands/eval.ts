@@ -3,10 +3,10 @@
  */
 import { join, resolve } from 'node:path';
 import {
-  createLinearSoftmaxPolicy,
   loadRunPolicy,
   parseDreamGymConfig,
   SeededRandom,
+  type TrainablePolicy,
 } from '@dreamgym/core';
 import {
   type Command,
@@ -19,6 +19,7 @@ import {
 } from '../command-arguments.js';
 import { evaluateOnDomain } from '../domain-evaluation.js';
 import { type DomainSetupOptions, setUpDomain } from '../domain-setup.js';
+import { createRunPolicy, loadLlmPolicyModule, readRunPolicySettings } from '../run-policy.js';
 
 const EVAL_USAGE = `Usage: dreamgym eval --run-dir DIR [options]
 
@@ -48,10 +49,11 @@ async function evaluate(args: string[], io: CommandIo): Promise<number> {
   }
   if (!values['run-dir']) fail(`--run-dir is required.\n\n${EVAL_USAGE}`, '--run-dir');
   const runDirectory = resolve(io.cwd, values['run-dir'] as string);
-  const environment = (values.environment as string | undefined) ?? 'real';
-  if (environment !== 'real' && environment !== 'synthetic') {
-    fail(`--environment must be real or synthetic, got "${environment}".`, '--environment');
+  const chosen = (values.environment as string | undefined) ?? 'real';
+  if (chosen !== 'real' && chosen !== 'synthetic') {
+    fail(`--environment must be real or synthetic, got "${chosen}".`, '--environment');
   }
+  const environment: 'real' | 'synthetic' = chosen;
   const setup = (await readJsonFile(
     join(runDirectory, 'setup.json'),
     '--run-dir',
@@ -59,8 +61,10 @@ async function evaluate(args: string[], io: CommandIo): Promise<number> {
   const config = parseDreamGymConfig(
     await readJsonFile(join(runDirectory, 'config.json'), '--run-dir'),
   );
-  const policy = createLinearSoftmaxPolicy(config);
-  const { checkpoint } = await loadRunPolicy(runDirectory, policy);
+  // The run's policy (`policy.json`: linear, or the LLM of `train --policy llm`).
+  const policySettings = await readRunPolicySettings(runDirectory);
+  const llmModule =
+    policySettings.kind === 'llm' ? await loadLlmPolicyModule(policySettings.package) : undefined;
   const log = (message: string) => io.stderr.write(`${message}\n`);
   const domain = await setUpDomain(
     {
@@ -72,25 +76,43 @@ async function evaluate(args: string[], io: CommandIo): Promise<number> {
     },
     log,
   );
-  const maxSteps =
-    integer(values['max-steps'] as string | undefined, '--max-steps') ?? config.maxSteps;
-  log(
-    `evaluating checkpoint ${checkpoint} on ${domain.evaluationTasks.length} tasks (${environment})...`,
-  );
-  const metrics = await evaluateOnDomain(domain, {
-    policy,
-    environment,
-    tasks: domain.evaluationTasks,
-    episodesPerTask: integer(values.episodes as string | undefined, '--episodes') ?? 1,
-    maxSteps,
-    k: config.retrieval.k,
-    greedy: values.sample !== true,
-    concurrency: environment === 'real' ? config.realConcurrency : config.concurrency,
-    random: new SeededRandom(integer(values.seed as string | undefined, '--seed') ?? config.seed),
+  const runPolicy = await createRunPolicy({
+    settings: policySettings,
+    config,
+    adapter: domain.adapter,
+    runDirectory,
+    ...(llmModule ? { module: llmModule } : {}),
+    env: { ...process.env, ...io.env },
+    log,
   });
-  io.stdout.write(`success (${metrics.mode}): ${percent(metrics)}\n`);
-  io.stdout.write(`${JSON.stringify(metrics)}\n`);
-  return 0;
+  try {
+    return await evaluateWith(runPolicy.policy);
+  } finally {
+    await runPolicy.close();
+  }
+
+  async function evaluateWith(policy: TrainablePolicy): Promise<number> {
+    const { checkpoint } = await loadRunPolicy(runDirectory, policy);
+    const maxSteps =
+      integer(values['max-steps'] as string | undefined, '--max-steps') ?? config.maxSteps;
+    log(
+      `evaluating checkpoint ${checkpoint} on ${domain.evaluationTasks.length} tasks (${environment})...`,
+    );
+    const metrics = await evaluateOnDomain(domain, {
+      policy,
+      environment,
+      tasks: domain.evaluationTasks,
+      episodesPerTask: integer(values.episodes as string | undefined, '--episodes') ?? 1,
+      maxSteps,
+      k: config.retrieval.k,
+      greedy: values.sample !== true,
+      concurrency: environment === 'real' ? config.realConcurrency : config.concurrency,
+      random: new SeededRandom(integer(values.seed as string | undefined, '--seed') ?? config.seed),
+    });
+    io.stdout.write(`success (${metrics.mode}): ${percent(metrics)}\n`);
+    io.stdout.write(`${JSON.stringify(metrics)}\n`);
+    return 0;
+  }
 }
 
 /** `dreamgym eval`. */

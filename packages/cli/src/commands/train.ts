@@ -6,13 +6,13 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
-  createLinearSoftmaxPolicy,
   type DreamGymConfigInput,
   DreamGymLoop,
   type EvaluationMetrics,
   type IterationMetrics,
   parseDreamGymConfig,
   SeededRandom,
+  type TrainablePolicy,
 } from '@dreamgym/core';
 import {
   type Command,
@@ -30,6 +30,14 @@ import {
 import { evaluateOnDomain } from '../domain-evaluation.js';
 import { type DomainSetupOptions, DomainSetupOptionsSchema, setUpDomain } from '../domain-setup.js';
 import { ProgressReporter } from '../progress.js';
+import {
+  createRunPolicy,
+  LLM_POLICY_PACKAGE,
+  loadLlmPolicyModule,
+  type RunPolicySettings,
+  readRunPolicySettings,
+  writeRunPolicySettings,
+} from '../run-policy.js';
 
 const TRAIN_USAGE = `Usage: dreamgym train --domain NAME [options]
 
@@ -52,6 +60,16 @@ Run:
   --no-baseline              do not evaluate the untrained policy first
 
 Policy:
+  --policy linear|llm        the policy to train: linear softmax (default, embedded) or an LLM
+                             (@dreamgym/llama: llama.cpp acts, the torch worker in
+                             trainers/python learns with LoRA; needs the project's Python)
+  --model local|PATH.gguf|NAME   the LLM of --policy llm (default local: SmolLM2-135M-Instruct)
+  --policy-action generate|score   the LLM writes its action (default) or chooses among the
+                             admissible actions by likelihood
+  --policy-device cpu|cuda   where the LLM's gradient steps run (default cpu)
+  --policy-package NAME      package providing createLlmPolicy (default @dreamgym/llama)
+                             (more LLM settings: an "llmPolicy" object in --config, e.g.
+                             {"maxTokens": 32, "trainer": {"learningRate": 1e-4, "topLayers": 4}})
   --warm-start none|bc       start from behaviour cloning on the offline trajectories (default none)
 
 Loop (override the config file):
@@ -102,6 +120,11 @@ const TRAIN_OPTIONS: FlagSpecs = {
   'eval-mode': { type: 'string' },
   'gap-tasks': { type: 'string' },
   'warm-start': { type: 'string' },
+  policy: { type: 'string' },
+  model: { type: 'string' },
+  'policy-action': { type: 'string' },
+  'policy-device': { type: 'string' },
+  'policy-package': { type: 'string' },
   'no-curriculum': { type: 'boolean' },
   'no-retrieval': { type: 'boolean' },
   'no-replay-write-back': { type: 'boolean' },
@@ -113,8 +136,12 @@ function trainSettings(
   values: FlagValues,
   file: Record<string, unknown>,
   io: CommandIo,
-): { config: DreamGymConfigInput; setup: DomainSetupOptions } {
-  const { setup: fileSetup = {}, ...fileConfig } = file as { setup?: Record<string, unknown> };
+): { config: DreamGymConfigInput; setup: DomainSetupOptions; policy: RunPolicySettings } {
+  const {
+    setup: fileSetup = {},
+    llmPolicy: fileLlmPolicy,
+    ...fileConfig
+  } = file as { setup?: Record<string, unknown>; llmPolicy?: unknown };
   const config = structuredClone(fileConfig) as Record<string, unknown> & DreamGymConfigInput;
   const set = (path: string[], value: unknown) => {
     if (value === undefined) return;
@@ -203,7 +230,49 @@ function trainSettings(
     fail(`Invalid option \`${issue.path.join('.')}\`: ${issue.message}`, issue.path.join('.'));
   }
   parseDreamGymConfig(config);
-  return { config, setup };
+  return { config, setup, policy: policySettings(values, fileLlmPolicy) };
+}
+
+/** `--policy` and its flags over the config file's `llmPolicy` object. */
+function policySettings(values: FlagValues, fileLlmPolicy: unknown): RunPolicySettings {
+  const string = (name: string) => values[name] as string | undefined;
+  const kind = string('policy') ?? (fileLlmPolicy === undefined ? 'linear' : 'llm');
+  if (kind !== 'linear' && kind !== 'llm')
+    fail(`--policy must be linear or llm, got "${kind}".`, '--policy');
+  const llmFlags = ['model', 'policy-action', 'policy-device', 'policy-package'].filter(
+    (name) => values[name] !== undefined,
+  );
+  if (kind === 'linear') {
+    if (llmFlags.length > 0)
+      fail(
+        `--${llmFlags[0]} is a setting of the LLM policy: add --policy llm.`,
+        `--${llmFlags[0]}`,
+      );
+    return { kind: 'linear' };
+  }
+  if (
+    fileLlmPolicy !== undefined &&
+    (typeof fileLlmPolicy !== 'object' || fileLlmPolicy === null || Array.isArray(fileLlmPolicy))
+  ) {
+    fail('The config file\'s "llmPolicy" must be an object of LLM policy settings.', 'llmPolicy');
+  }
+  const settings: Record<string, unknown> = structuredClone(
+    (fileLlmPolicy as Record<string, unknown> | undefined) ?? {},
+  );
+  if (string('model') !== undefined) settings.model = string('model');
+  const action = string('policy-action');
+  if (action !== undefined) {
+    if (action !== 'generate' && action !== 'score')
+      fail(`--policy-action must be generate or score, got "${action}".`, '--policy-action');
+    settings.actionSelection = action;
+  }
+  const device = string('policy-device');
+  if (device !== undefined) {
+    if (!/^(cpu|cuda(:\d+)?)$/.test(device))
+      fail(`--policy-device must be cpu, cuda or cuda:N, got "${device}".`, '--policy-device');
+    settings.trainer = { ...((settings.trainer as Record<string, unknown>) ?? {}), device };
+  }
+  return { kind: 'llm', package: string('policy-package') ?? LLM_POLICY_PACKAGE, settings };
 }
 
 async function train(args: string[], io: CommandIo): Promise<number> {
@@ -229,20 +298,34 @@ async function train(args: string[], io: CommandIo): Promise<number> {
   }
   const setupFile = join(runDirectory, 'setup.json');
   let fileSettings: Record<string, unknown> = {};
+  let savedPolicy: RunPolicySettings | undefined;
   if (values.resume && existsSync(setupFile)) {
     // A resumed run keeps the settings it started with; flags may not change them.
     fileSettings = {
       ...(await readJsonFile(join(runDirectory, 'config.json'), '--run-dir')),
       setup: await readJsonFile(setupFile, '--run-dir'),
     };
+    savedPolicy = await readRunPolicySettings(runDirectory);
   } else if (values.config) {
     fileSettings = await readJsonFile(resolve(io.cwd, values.config as string), '--config');
   }
-  const { config, setup } = trainSettings(values, fileSettings, io);
+  const settings = trainSettings(values, fileSettings, io);
+  const { config, setup } = settings;
+  if (savedPolicy && values.policy !== undefined && values.policy !== savedPolicy.kind) {
+    fail(
+      `${runDirectory} trains the ${savedPolicy.kind} policy (policy.json); --resume continues it as it started: drop --policy ${String(values.policy)}.`,
+      '--policy',
+    );
+  }
+  const policySettings = savedPolicy ?? settings.policy;
+  // Before the domain loads: a missing LLM package fails at once.
+  const llmModule =
+    policySettings.kind === 'llm' ? await loadLlmPolicyModule(policySettings.package) : undefined;
   const log = (message: string) => io.stderr.write(`${message}\n`);
   const domain = await setUpDomain(setup, log);
   await mkdir(runDirectory, { recursive: true });
   await writeFile(setupFile, `${JSON.stringify(setup, null, 2)}\n`);
+  await writeRunPolicySettings(runDirectory, policySettings);
   if ((config.evaluation as { environments?: unknown } | undefined)?.environments === undefined) {
     // Real success is what matters, where the adapter's real environment runs as it is.
     const evaluation = { ...((config.evaluation as Record<string, unknown> | undefined) ?? {}) };
@@ -257,84 +340,104 @@ async function train(args: string[], io: CommandIo): Promise<number> {
   const evaluationEnvironment = resolved.evaluation.environments.includes('real')
     ? 'real'
     : 'synthetic';
-  const policy = createLinearSoftmaxPolicy(resolved);
-
-  // Before training: the same policy object, measured exactly as the loop measures it after.
-  const baseline: EvaluationMetrics[] = [];
-  if (!values['no-baseline'] && !values.resume && domain.evaluationTasks.length > 0) {
-    for (const mode of resolved.evaluation.modes) {
-      log(
-        `evaluating the untrained policy on ${domain.evaluationTasks.length} ${domain.evaluationSplit} tasks (${evaluationEnvironment}, ${mode})...`,
-      );
-      const metrics = await evaluateOnDomain(domain, {
-        policy,
-        environment: evaluationEnvironment,
-        tasks: domain.evaluationTasks,
-        maxSteps: resolved.maxSteps,
-        k: resolved.retrieval.k,
-        greedy: mode === 'greedy',
-        episodesPerTask: resolved.evaluation.episodesPerTask,
-        concurrency:
-          evaluationEnvironment === 'real' ? resolved.realConcurrency : resolved.concurrency,
-        random: new SeededRandom(resolved.seed).fork(`baseline:${mode}`),
-      });
-      log(`success before training (${mode}): ${percent(metrics)}`);
-      baseline.push(metrics);
-    }
-    await writeFile(join(runDirectory, 'baseline.json'), `${JSON.stringify(baseline, null, 2)}\n`);
-  }
-
-  const progress = new ProgressReporter('dreamgym train', 1, io.stderr);
-  const loop = new DreamGymLoop({
-    config,
-    components: {
-      adapter: domain.adapter,
-      policy,
-      experienceModel: domain.experienceModel,
-      replayBuffer: domain.replayBuffer,
-      seedTasks: domain.seedTasks,
-      evaluationTasks: domain.evaluationTasks,
-      demonstrations: domain.offlineTrajectories,
-      ...(realNeeded ? { realEnvironment: domain.realEnvironment } : {}),
-      log: (message: string) => progress.log(message),
-      onIteration: (metrics: IterationMetrics, { done, total }) => {
-        progress.total = total;
-        progress.update(done, {
-          successRate: metrics.successRate,
-          fields: { phase: metrics.phase, pool: metrics.poolSize, buffer: metrics.bufferSize },
-        });
-        for (const evaluation of metrics.evaluations)
-          progress.log(
-            `iteration ${metrics.iteration}: eval (${evaluation.mode}) ${percent(evaluation)}`,
-          );
-        const gap = metrics.syntheticToRealGap;
-        if (gap) {
-          progress.log(
-            `iteration ${metrics.iteration}: synthetic-to-real gap on ${gap.tasks} training tasks: synthetic ${(gap.syntheticSuccessRate * 100).toFixed(1)}% vs real ${(gap.realSuccessRate * 100).toFixed(1)}%`,
-          );
-        }
-      },
-    },
+  const runPolicy = await createRunPolicy({
+    settings: policySettings,
+    config: resolved,
+    adapter: domain.adapter,
     runDirectory,
+    ...(llmModule ? { module: llmModule } : {}),
+    // The worker needs PATH and HOME even where the caller passes a partial environment.
+    env: { ...process.env, ...io.env },
+    log,
   });
-  const result = await loop.run({ resume: values.resume === true });
-  progress.finish();
-  io.stdout.write(`run folder: ${runDirectory}\n`);
-  if (result.warmStart) {
-    io.stdout.write(
-      `warm start: behaviour cloning kept epoch ${result.warmStart.bestEpoch}, held-out NLL ${result.warmStart.initialHeldOutNegativeLogLikelihood.toFixed(3)} -> ${result.warmStart.bestHeldOutNegativeLogLikelihood.toFixed(3)}\n`,
-    );
+  log(`policy: ${runPolicy.description}`);
+  try {
+    return await trainWith(runPolicy.policy);
+  } finally {
+    await runPolicy.close();
   }
-  io.stdout.write(
-    formatBeforeAfter(
-      baseline,
-      result.finalEvaluations.filter(
-        (evaluation) => evaluation.environment === evaluationEnvironment,
+
+  async function trainWith(policy: TrainablePolicy): Promise<number> {
+    // Before training: the same policy object, measured exactly as the loop measures it after.
+    const baseline: EvaluationMetrics[] = [];
+    if (!values['no-baseline'] && !values.resume && domain.evaluationTasks.length > 0) {
+      for (const mode of resolved.evaluation.modes) {
+        log(
+          `evaluating the untrained policy on ${domain.evaluationTasks.length} ${domain.evaluationSplit} tasks (${evaluationEnvironment}, ${mode})...`,
+        );
+        const metrics = await evaluateOnDomain(domain, {
+          policy,
+          environment: evaluationEnvironment,
+          tasks: domain.evaluationTasks,
+          maxSteps: resolved.maxSteps,
+          k: resolved.retrieval.k,
+          greedy: mode === 'greedy',
+          episodesPerTask: resolved.evaluation.episodesPerTask,
+          concurrency:
+            evaluationEnvironment === 'real' ? resolved.realConcurrency : resolved.concurrency,
+          random: new SeededRandom(resolved.seed).fork(`baseline:${mode}`),
+        });
+        log(`success before training (${mode}): ${percent(metrics)}`);
+        baseline.push(metrics);
+      }
+      await writeFile(
+        join(runDirectory, 'baseline.json'),
+        `${JSON.stringify(baseline, null, 2)}\n`,
+      );
+    }
+
+    const progress = new ProgressReporter('dreamgym train', 1, io.stderr);
+    const loop = new DreamGymLoop({
+      config,
+      components: {
+        adapter: domain.adapter,
+        policy,
+        experienceModel: domain.experienceModel,
+        replayBuffer: domain.replayBuffer,
+        seedTasks: domain.seedTasks,
+        evaluationTasks: domain.evaluationTasks,
+        demonstrations: domain.offlineTrajectories,
+        ...(realNeeded ? { realEnvironment: domain.realEnvironment } : {}),
+        log: (message: string) => progress.log(message),
+        onIteration: (metrics: IterationMetrics, { done, total }) => {
+          progress.total = total;
+          progress.update(done, {
+            successRate: metrics.successRate,
+            fields: { phase: metrics.phase, pool: metrics.poolSize, buffer: metrics.bufferSize },
+          });
+          for (const evaluation of metrics.evaluations)
+            progress.log(
+              `iteration ${metrics.iteration}: eval (${evaluation.mode}) ${percent(evaluation)}`,
+            );
+          const gap = metrics.syntheticToRealGap;
+          if (gap) {
+            progress.log(
+              `iteration ${metrics.iteration}: synthetic-to-real gap on ${gap.tasks} training tasks: synthetic ${(gap.syntheticSuccessRate * 100).toFixed(1)}% vs real ${(gap.realSuccessRate * 100).toFixed(1)}%`,
+            );
+          }
+        },
+      },
+      runDirectory,
+    });
+    const result = await loop.run({ resume: values.resume === true });
+    progress.finish();
+    io.stdout.write(`run folder: ${runDirectory}\n`);
+    if (result.warmStart) {
+      io.stdout.write(
+        `warm start: behaviour cloning kept epoch ${result.warmStart.bestEpoch}, held-out NLL ${result.warmStart.initialHeldOutNegativeLogLikelihood.toFixed(3)} -> ${result.warmStart.bestHeldOutNegativeLogLikelihood.toFixed(3)}\n`,
+      );
+    }
+    io.stdout.write(
+      formatBeforeAfter(
+        baseline,
+        result.finalEvaluations.filter(
+          (evaluation) => evaluation.environment === evaluationEnvironment,
+        ),
       ),
-    ),
-  );
-  io.stdout.write(`report: dreamgym report --run-dir ${runDirectory}\n`);
-  return 0;
+    );
+    io.stdout.write(`report: dreamgym report --run-dir ${runDirectory}\n`);
+    return 0;
+  }
 }
 
 /**
