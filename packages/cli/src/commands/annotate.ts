@@ -10,10 +10,13 @@ import {
   annotateReasoning,
   compactExperienceFormat,
   exportExperienceSft,
+  HashingEmbedder,
+  ReplayBuffer,
   readReasoningTraces,
   type SftExportCounts,
   standardExperienceFormat,
   type Trajectory,
+  trajectoryToTransitions,
 } from '@dreamgym/core';
 import {
   type Command,
@@ -23,7 +26,7 @@ import {
   integer,
   parseFlags,
 } from '../command-arguments.js';
-import { setUpDomain } from '../domain-setup.js';
+import { loadDomainAdapter } from '../domains.js';
 import { openChatModel } from '../model-selection.js';
 import { ProgressReporter } from '../progress.js';
 
@@ -97,26 +100,32 @@ async function annotate(args: string[], io: CommandIo): Promise<number> {
   const maxReasoningChars = integer(string('max-reasoning-chars'), '--max-reasoning-chars') ?? 160;
 
   const log = (message: string) => io.stderr.write(`${message}\n`);
-  const domain = await setUpDomain(
-    {
-      domain: domainName,
-      data: resolve(io.cwd, data),
-      ...(offlineLimit === undefined ? {} : { offlineLimit }),
-      trainTasks: 1,
-      evalTasks: 1,
-    },
-    log,
+  const adapter = await loadDomainAdapter(domainName, { dataDir: resolve(io.cwd, data) });
+  const trajectories: Trajectory[] = [];
+  for await (const trajectory of adapter.datasets.trajectories.load(resolve(io.cwd, data), {
+    ...(offlineLimit === undefined ? {} : { limit: offlineLimit }),
+  })) {
+    // Trajectories without an id are named as `dreamgym train` names them in its buffer.
+    trajectories.push({ ...trajectory, id: trajectory.id ?? `offline:${trajectories.length}` });
+  }
+  // The replay buffer the SFT prompts' demonstrations come from, as at inference.
+  const replayBuffer = ReplayBuffer.create({
+    embedder: new HashingEmbedder({ dimension: 256 }),
+    index: { type: 'flat' },
+  });
+  await replayBuffer.add(
+    trajectories.flatMap((trajectory) =>
+      trajectoryToTransitions(trajectory, { trajectoryId: trajectory.id! }),
+    ),
   );
-  // The replay buffer names trajectories without an id `offline:<index>`; so do the traces.
-  const trajectories: Trajectory[] = domain.offlineTrajectories.map((trajectory, index) => ({
-    ...trajectory,
-    id: trajectory.id ?? `offline:${index}`,
-  }));
+  log(
+    `${domainName}: ${trajectories.length} offline trajectories, ${replayBuffer.size} transitions in the replay buffer`,
+  );
   const directory = resolve(io.cwd, out);
   await mkdir(directory, { recursive: true });
   const tracesFile = join(directory, 'traces.jsonl');
   const sftFile = join(directory, 'sft.jsonl');
-  const description = domain.adapter.prompts.environmentDescription;
+  const description = adapter.prompts.environmentDescription;
   const opened = values['export-only']
     ? undefined
     : await openChatModel(
@@ -176,16 +185,16 @@ async function annotate(args: string[], io: CommandIo): Promise<number> {
       environmentDescription: description,
       file: sftFile,
       format,
-      retriever: domain.replayBuffer,
+      retriever: replayBuffer,
       k,
-      domain: domain.adapter.name,
-      parseAction: (text) => domain.adapter.parseAction(text),
+      domain: adapter.name,
+      parseAction: (text) => adapter.parseAction(text),
       ...(countTokens ? { countTokens } : {}),
     });
   } finally {
     await opened?.dispose();
   }
-  await domain.replayBuffer.close();
+  await replayBuffer.close();
   const manifest = {
     domain: domainName,
     teacher: teacherId,
