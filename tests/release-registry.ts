@@ -430,7 +430,6 @@ export async function createConsumer(directory: string, registry: Registry): Pro
 export function consumerInstall(
   consumer: string,
   registry: Registry,
-  home: string,
   specs: string[],
   shell: Shell,
 ): Promise<string> {
@@ -607,7 +606,7 @@ export async function runReleaseCheck(options: ReleaseCheckOptions): Promise<Rel
         registry,
       );
       const before = shell.transcript.length;
-      await consumerInstall(consumer, registry, home, [name], shell);
+      await consumerInstall(consumer, registry, [name], shell);
       const installSeconds = shell.transcript[before]!.seconds;
       const installed = installedDreamgym(consumer);
       if (
@@ -637,7 +636,6 @@ export async function runReleaseCheck(options: ReleaseCheckOptions): Promise<Rel
       await consumerInstall(
         consumer,
         registry,
-        home,
         ['@dreamgym/core', '@dreamgym/cli', 'vitest'],
         shell,
       );
