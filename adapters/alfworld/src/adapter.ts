@@ -1,7 +1,7 @@
 /**
  * `createAlfworldAdapter`: the ALFWorld {@link DomainAdapter}.
  */
-import { ConfigError, type DomainAdapter } from '@dreamgym/core';
+import { ConfigError, type DomainAdapter, parseOptions } from '@dreamgym/core';
 import { z } from 'zod';
 import { parseAlfworldAction } from './action-grammar.js';
 import { alfworldCandidateActions } from './candidate-actions.js';
@@ -54,17 +54,9 @@ export type AlfworldAdapter = DomainAdapter<AlfworldRawObservation, AlfworldReal
  * for await (const trajectory of adapter.datasets.trajectories.load(dataDir)) { ... }
  */
 export function createAlfworldAdapter(options: AlfworldAdapterOptions = {}): AlfworldAdapter {
-  const parsed = AlfworldAdapterOptionsSchema.safeParse(options);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const field = issue.path.map(String).join('.');
-    throw new ConfigError(`Invalid ALFWorld adapter option \`${field}\`: ${issue.message}`, {
-      field,
-      cause: parsed.error,
-    });
-  }
-  const { dataDir, real } = parsed.data;
-  let vocabulary = parsed.data.vocabulary;
+  const parsedOptions = parseOptions(AlfworldAdapterOptionsSchema, options, 'ALFWorld adapter');
+  const { dataDir, real } = parsedOptions;
+  let vocabulary = parsedOptions.vocabulary;
   return {
     name: 'alfworld',
     toObservation: mapAlfworldObservation,

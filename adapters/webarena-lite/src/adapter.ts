@@ -6,7 +6,7 @@ import {
   parseWebActionText,
   webCandidateActions,
 } from '@dreamgym/browser';
-import { type ChatModel, ConfigError, type DomainAdapter } from '@dreamgym/core';
+import { type ChatModel, ConfigError, type DomainAdapter, parseOptions } from '@dreamgym/core';
 import { z } from 'zod';
 import { WebarenaSitesSchema } from './config/sites.js';
 import { downloadWebarenaLiteData } from './datasets/download.js';
@@ -17,7 +17,6 @@ import {
   mutateWebarenaTask,
   type WebarenaTemplateVocabulary,
 } from './mutate-task.js';
-import { parseOptionsOrThrow } from './parse-options.js';
 import { webarenaLitePrompts } from './prompts.js';
 import { connectWebarenaLiteReal } from './real/connect.js';
 import { WebarenaRealOptionsSchema, type WebarenaRealSetup } from './real/options.js';
@@ -66,7 +65,7 @@ export function createWebarenaLiteAdapter(
   options: WebarenaLiteAdapterOptions = {},
 ): WebarenaLiteAdapter {
   const { judge, ...data } = options;
-  const parsed = parseOptionsOrThrow(WebarenaLiteAdapterOptionsSchema, data, '');
+  const parsed = parseOptions(WebarenaLiteAdapterOptionsSchema, data, 'WebArena-Lite');
   const sites = parsed.sites ?? {};
   let vocabulary: WebarenaTemplateVocabulary | undefined;
   return {

@@ -1,7 +1,7 @@
 /**
  * `createWebshopAdapter`: the WebShop {@link DomainAdapter}.
  */
-import { ConfigError, type DomainAdapter } from '@dreamgym/core';
+import { ConfigError, type DomainAdapter, parseOptions } from '@dreamgym/core';
 import { z } from 'zod';
 import { parseWebshopAction } from './action-grammar.js';
 import { webshopCandidateActions } from './candidate-actions.js';
@@ -74,17 +74,9 @@ export type WebshopAdapter = DomainAdapter<
  * for await (const task of adapter.datasets.tasks.load(dataDir, { splits: ['train'], limit: 1 })) { ... }
  */
 export function createWebshopAdapter(options: WebshopAdapterOptions = {}): WebshopAdapter {
-  const parsed = WebshopAdapterOptionsSchema.safeParse(options);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const field = issue.path.map(String).join('.');
-    throw new ConfigError(`Invalid WebShop adapter option \`${field}\`: ${issue.message}`, {
-      field,
-      cause: parsed.error,
-    });
-  }
-  const { dataDir, real, reward, maxQueries } = parsed.data;
-  let vocabulary: WebshopVocabulary | undefined = parsed.data.vocabulary;
+  const parsedOptions = parseOptions(WebshopAdapterOptionsSchema, options, 'WebShop adapter');
+  const { dataDir, real, reward, maxQueries } = parsedOptions;
+  let vocabulary: WebshopVocabulary | undefined = parsedOptions.vocabulary;
   let queryMap: Map<string, string[]> | undefined;
   const queries = () => {
     if (queryMap === undefined && dataDir !== undefined) {

@@ -3,7 +3,7 @@
  * default) driven by `playwright-core`, never a browser build downloaded by Playwright.
  */
 import { existsSync } from 'node:fs';
-import { ConfigError, EnvironmentError } from '@dreamgym/core';
+import { EnvironmentError, parseOptions } from '@dreamgym/core';
 import { type Browser, chromium } from 'playwright-core';
 import { z } from 'zod';
 
@@ -41,22 +41,6 @@ export const ChromiumOptionsSchema = z.object({
 /** Options of {@link launchChromium}, as a caller writes them. */
 export type ChromiumOptions = z.input<typeof ChromiumOptionsSchema>;
 
-/** Validates `options` against `schema`, throwing a `ConfigError` that names the field under `prefix`. */
-export function parseOptions<S extends z.ZodType>(
-  schema: S,
-  options: unknown,
-  prefix: string,
-): z.output<S> {
-  const parsed = schema.safeParse(options);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
-  const field = [prefix, ...issue.path.map(String)].filter(Boolean).join('.');
-  throw new ConfigError(`Invalid option \`${field}\`: ${issue.message}`, {
-    field,
-    cause: parsed.error,
-  });
-}
-
 /** The executable {@link launchChromium} uses for `options`. */
 export function chromiumExecutablePath(options: ChromiumOptions = {}): string {
   const fromEnvironment = process.env.DREAMGYM_CHROMIUM?.trim();
@@ -75,7 +59,7 @@ export function chromiumExecutablePath(options: ChromiumOptions = {}): string {
  * await browser.close();
  */
 export async function launchChromium(options: ChromiumOptions = {}): Promise<Browser> {
-  const parsed = parseOptions(ChromiumOptionsSchema, options, 'chromium');
+  const parsed = parseOptions(ChromiumOptionsSchema, options, 'Chromium', 'chromium');
   const executablePath = chromiumExecutablePath(parsed);
   if (!existsSync(executablePath)) {
     throw new EnvironmentError(

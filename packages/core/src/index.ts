@@ -43,6 +43,7 @@ export * from './eval/index.js';
 export * from './experience/index.js';
 export * from './mdp/index.js';
 export * from './models/index.js';
+export { parseOptions } from './parse-options.js';
 export * from './policy/index.js';
 export { type RandomState, SeededRandom } from './random/seeded-random.js';
 export * from './replay/index.js';

@@ -10,7 +10,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { promisify } from 'node:util';
-import { ConfigError, EnvironmentError } from '@dreamgym/core';
+import { ConfigError, EnvironmentError, parseOptions } from '@dreamgym/core';
 import { z } from 'zod';
 import { ALFWORLD_SPLITS } from '../task-types.js';
 
@@ -64,15 +64,12 @@ export async function downloadAlfworldData(
       field: 'dir',
     });
   }
-  const parsed = AlfworldDownloadOptionsSchema.safeParse(options);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ConfigError(
-      `downloadAlfworldData option \`${issue.path.join('.')}\`: ${issue.message}`,
-      { field: issue.path.join('.'), cause: parsed.error },
-    );
-  }
-  const { url, signal } = parsed.data;
+  const parsedOptions = parseOptions(
+    AlfworldDownloadOptionsSchema,
+    options,
+    'downloadAlfworldData',
+  );
+  const { url, signal } = parsedOptions;
   const target = resolve(dir);
   await mkdir(target, { recursive: true });
   const work = await mkdtemp(join(target, '.download-'));

@@ -11,6 +11,7 @@ import {
   EnvironmentError,
   EnvironmentStateError,
   type Observation,
+  parseOptions,
   type StepResult,
   type Task,
 } from '@dreamgym/core';
@@ -101,16 +102,7 @@ export class AlfworldRealEnvironment implements Environment {
 
   /** Starts (or attaches to) a server and opens a session. */
   static async connect(input: AlfworldRealOptionsInput = {}): Promise<AlfworldRealEnvironment> {
-    const parsed = AlfworldRealOptionsSchema.safeParse(input);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      const field = issue.path.join('.');
-      throw new ConfigError(`Invalid ALFWorld real-engine option \`${field}\`: ${issue.message}`, {
-        field,
-        cause: parsed.error,
-      });
-    }
-    const options = parsed.data;
+    const options = parseOptions(AlfworldRealOptionsSchema, input, 'ALFWorld real-engine');
     const pythonPath = options.pythonPath ?? defaultAlfworldPython();
     if (options.url !== undefined) {
       const client = new AlfworldProtocolClient(options.url, options.requestTimeoutMs);

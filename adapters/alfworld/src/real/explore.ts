@@ -9,6 +9,7 @@ import {
   ConfigError,
   JsonlWriter,
   type Observation,
+  parseOptions,
   SeededRandom,
   type Step,
   type Task,
@@ -133,16 +134,7 @@ async function playEpisode(
 export async function exploreAlfworld(
   input: ExploreAlfworldOptions,
 ): Promise<ExploreAlfworldSummary> {
-  const parsed = ExploreAlfworldOptionsSchema.safeParse(input);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const field = issue.path.join('.');
-    throw new ConfigError(`Invalid exploration option \`${field}\`: ${issue.message}`, {
-      field,
-      cause: parsed.error,
-    });
-  }
-  const options = parsed.data;
+  const options = parseOptions(ExploreAlfworldOptionsSchema, input, 'exploration');
   for (const game of options.games ?? []) assertTrainGame(game);
   const random = new SeededRandom(options.seed);
   const environment = await connectAlfworldReal({

@@ -11,7 +11,7 @@ import {
   type BrowserTaskHooks,
   type BrowserTaskStart,
 } from '@dreamgym/browser';
-import { ConfigError, type Task } from '@dreamgym/core';
+import { ConfigError, parseOptions, type Task } from '@dreamgym/core';
 import { type WebarenaConfig, WebarenaConfigSchema } from '../config/config-schema.js';
 import {
   resolvePlaceholders,
@@ -20,7 +20,6 @@ import {
   type WebarenaSites,
 } from '../config/sites.js';
 import { evaluateWebarenaTask } from '../evaluation/evaluate-task.js';
-import { parseOptionsOrThrow } from '../parse-options.js';
 import { WebarenaRealOptionsSchema, type WebarenaRealSetup } from './options.js';
 
 /** Replaces the task's site placeholders, or says which site URL is missing. */
@@ -89,7 +88,7 @@ export async function connectWebarenaLiteReal(
   setup: WebarenaRealSetup = {},
 ): Promise<BrowserEnvironment> {
   const { judge, refiner, sharedBrowser, ...data } = setup;
-  const options = parseOptionsOrThrow(WebarenaRealOptionsSchema, data, 'real');
+  const options = parseOptions(WebarenaRealOptionsSchema, data, 'WebArena-Lite', 'real');
   const hooks: BrowserTaskHooks = {
     start(task): BrowserTaskStart {
       const startUrl = task.meta.startUrl;

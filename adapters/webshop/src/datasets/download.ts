@@ -5,7 +5,7 @@
  */
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { ConfigError, EnvironmentError } from '@dreamgym/core';
+import { ConfigError, EnvironmentError, parseOptions } from '@dreamgym/core';
 import { z } from 'zod';
 
 /** Where the files come from: AgentGym's `agentenv-webshop/webshop` folder. */
@@ -73,15 +73,8 @@ export async function downloadWebshopData(
       field: 'dir',
     });
   }
-  const parsed = WebshopDownloadOptionsSchema.safeParse(options);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ConfigError(
-      `downloadWebshopData option \`${issue.path.join('.')}\`: ${issue.message}`,
-      { field: issue.path.join('.'), cause: parsed.error },
-    );
-  }
-  const { baseUrl, signal } = parsed.data;
+  const parsedOptions = parseOptions(WebshopDownloadOptionsSchema, options, 'downloadWebshopData');
+  const { baseUrl, signal } = parsedOptions;
   const target = resolve(dir);
   for (const { file, source } of webshopDataFiles()) {
     const destination = join(target, file);

@@ -11,6 +11,7 @@ import {
   EnvironmentStateError,
   type Observation,
   type ParsedAction,
+  parseOptions,
   type StepResult,
   type Task,
 } from '@dreamgym/core';
@@ -81,19 +82,7 @@ export class WebshopRealEnvironment implements Environment {
 
   /** Checks that the server answers, and opens an environment on it. */
   static async connect(input: WebshopRealOptionsInput = {}): Promise<WebshopRealEnvironment> {
-    const parsed = WebshopRealOptionsSchema.safeParse(input);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      const field = issue.path.join('.');
-      throw new ConfigError(
-        `Invalid WebShop real-environment option \`${field}\`: ${issue.message}`,
-        {
-          field,
-          cause: parsed.error,
-        },
-      );
-    }
-    const options = parsed.data;
+    const options = parseOptions(WebshopRealOptionsSchema, input, 'WebShop real-environment');
     const fromEnvironment = process.env.DREAMGYM_WEBSHOP_URL?.trim();
     const url = options.url ?? (fromEnvironment ? fromEnvironment : undefined);
     if (url === undefined) {

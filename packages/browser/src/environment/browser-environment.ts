@@ -10,6 +10,7 @@ import {
   EnvironmentError,
   EnvironmentStateError,
   type Observation,
+  parseOptions,
   type StepResult,
   type Task,
 } from '@dreamgym/core';
@@ -18,7 +19,7 @@ import { executeWebAction } from '../actions/execute-web-action.js';
 import { formatWebAction, parseWebAction, type WebAction } from '../actions/web-action-grammar.js';
 import { webCandidateActions } from '../actions/web-candidate-actions.js';
 import { type PageObservation, PageObserver } from '../axtree/page-observer.js';
-import { launchChromium, parseOptions } from '../chromium.js';
+import { launchChromium } from '../chromium.js';
 import { WebActionError } from '../errors.js';
 import { BrowserTabs } from './browser-tabs.js';
 import {
@@ -116,7 +117,7 @@ export class BrowserEnvironment implements Environment {
 
   private constructor(setup: BrowserEnvironmentSetup) {
     const { hooks, refiner, browser, ...options } = setup;
-    this.options = parseOptions(BrowserEnvironmentOptionsSchema, options, '');
+    this.options = parseOptions(BrowserEnvironmentOptionsSchema, options, 'browser environment');
     this.hooks = hooks ?? {};
     this.refiner = refiner;
     this.browser = browser;
