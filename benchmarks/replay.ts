@@ -15,7 +15,8 @@
  *
  * Run: `npm run replay -w dreamgym-benchmarks` after `npm run build`. Sizes:
  * `-- --sizes 10000,100000` or `REPLAY_SIZES=...`; target: `-- --target-recall 0.95`;
- * faiss threads for inserts: `-- --threads 2` (searches run on one). Writes
+ * faiss threads for inserts: `-- --threads 2` (searches run on one); `-- --sizes 1000000
+ * --add-sizes` measures one size and keeps the other sizes of the results file. Writes
  * benchmarks/results/replay.json; progress goes to stderr.
  */
 import { existsSync } from 'node:fs';
@@ -44,6 +45,12 @@ const SIZES = option('sizes', process.env.REPLAY_SIZES ?? '10000,100000,1000000'
 const DIMENSION = Number(option('dimension', '256'));
 const TARGET_RECALL = Number(option('target-recall', '0.95'));
 const THREADS = Number(option('threads', String(availableParallelism())));
+/**
+ * `--add-sizes`: keep the sizes of the results file that this run does not measure (a large
+ * size measured on its own, when one run of every size does not fit the machine's time);
+ * each kept entry names the run it comes from.
+ */
+const ADD_SIZES = args.includes('--add-sizes');
 const QUERIES = 200;
 const WARM_UP_QUERIES = 100;
 const BRUTE_QUERIES = 40;
@@ -414,61 +421,79 @@ async function main(): Promise<void> {
     `${templates.length} expert steps as templates; dimension ${DIMENSION}; target recall ${TARGET_RECALL}; ${THREADS} faiss threads for inserts`,
   );
   // The previous run's figures, kept for reference (another code version, other machine load).
-  const previous = existsSync(RESULTS_FILE)
-    ? (JSON.parse(await readFile(RESULTS_FILE, 'utf8')) as { date?: string; results?: unknown[] })
+  const stored = existsSync(RESULTS_FILE)
+    ? (JSON.parse(await readFile(RESULTS_FILE, 'utf8')) as {
+        date?: string;
+        results?: (Measured & { run?: string })[];
+        previousRun?: { date?: string; results?: unknown[] };
+      })
     : undefined;
+  const kept = ADD_SIZES
+    ? (stored?.results ?? [])
+        .filter((result) => !SIZES.includes(result.transitions))
+        .map((result) => ({ ...result, run: result.run ?? stored?.date }))
+    : [];
+  // With --add-sizes the stored run is part of this one; its own previous run stays the reference.
+  const previous = ADD_SIZES ? stored?.previousRun : stored;
   const scratch = await mkdtemp(
     join(process.env.REPLAY_BENCH_DIR ?? tmpdir(), 'dreamgym-replay-bench-'),
   );
   const results: Measured[] = [];
+  // Written after every size, so that a run stopped at a size too large for the machine
+  // keeps the sizes it finished.
+  const write = async () => {
+    const largest = results.at(-1)!;
+    const targets = {
+      size: largest.transitions,
+      recallAt8AtLeast: TARGET_RECALL,
+      medianBelowMs: 2,
+      reloadBelowSeconds: 10,
+      met: {
+        recall: largest.recallAt8 >= TARGET_RECALL,
+        median: largest.medianMs < 2,
+        reload: largest.reloadSeconds < 10,
+      },
+    };
+    const report = {
+      benchmark: 'replay',
+      date: new Date().toISOString(),
+      sizesAsked: SIZES,
+      machine: {
+        cpus: cpus().length,
+        cpu: cpus()[0]?.model,
+        node: process.version,
+        loadAverageAtStart: loadAtStart.map((value) => round(value, 2)),
+        loadAverageAtEnd: loadavg().map((value) => round(value, 2)),
+      },
+      faiss: `faiss-node 0.5.1 with the set-up's additions on Debian libfaiss-dev 1.7.3; ${THREADS} OpenMP threads for inserts, 1 for searches`,
+      config: {
+        dimension: DIMENSION,
+        embedder: new HashingEmbedder({ dimension: DIMENSION }).id,
+        k: K,
+        queries: QUERIES,
+        warmUpQueries: WARM_UP_QUERIES,
+        bruteForceQueries: BRUTE_QUERIES,
+        insertBatch: BATCH,
+      },
+      results: [...kept, ...results].sort((a, b) => a.transitions - b.transitions),
+      targets,
+      previousRun: previous ? { date: previous.date, results: previous.results } : undefined,
+    };
+    await mkdir(resolve('results'), { recursive: true });
+    await writeFile(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
+    log(`wrote ${RESULTS_FILE} (${results.map((result) => result.transitions).join(', ')})`);
+    return targets;
+  };
   try {
     for (const size of SIZES) {
       results.push(await measure(size, templates, scratch));
       printTable(results);
+      await write();
     }
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
-  const largest = results.at(-1)!;
-  const targets = {
-    size: largest.transitions,
-    recallAt8AtLeast: TARGET_RECALL,
-    medianBelowMs: 2,
-    reloadBelowSeconds: 10,
-    met: {
-      recall: largest.recallAt8 >= TARGET_RECALL,
-      median: largest.medianMs < 2,
-      reload: largest.reloadSeconds < 10,
-    },
-  };
-  const report = {
-    benchmark: 'replay',
-    date: new Date().toISOString(),
-    machine: {
-      cpus: cpus().length,
-      cpu: cpus()[0]?.model,
-      node: process.version,
-      loadAverageAtStart: loadAtStart.map((value) => round(value, 2)),
-      loadAverageAtEnd: loadavg().map((value) => round(value, 2)),
-    },
-    faiss: `faiss-node 0.5.1 with the set-up's additions on Debian libfaiss-dev 1.7.3; ${THREADS} OpenMP threads for inserts, 1 for searches`,
-    config: {
-      dimension: DIMENSION,
-      embedder: new HashingEmbedder({ dimension: DIMENSION }).id,
-      k: K,
-      queries: QUERIES,
-      warmUpQueries: WARM_UP_QUERIES,
-      bruteForceQueries: BRUTE_QUERIES,
-      insertBatch: BATCH,
-    },
-    results,
-    targets,
-    previousRun: previous ? { date: previous.date, results: previous.results } : undefined,
-  };
-  await mkdir(resolve('results'), { recursive: true });
-  await writeFile(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
-  console.log(JSON.stringify(targets));
-  log(`wrote ${RESULTS_FILE}`);
+  console.log(JSON.stringify(await write()));
 }
 
 await main();
