@@ -822,11 +822,11 @@ def _mismatch(samples: list[Sample], outputs: list[SampleOutput]) -> dict[str, f
         if sample.behaviour is None:
             continue
         if sample.is_choice:
-            gap = abs(float(sample.behaviour) - float(output.logprob))  # type: ignore[arg-type]
+            gap = abs(float(sample.behaviour) - float(output.logprob.detach()))  # type: ignore[arg-type,union-attr]
             sample_gaps.append(gap)
             token_gaps.append(gap)
         else:
-            trainer = [float(v) for v in output.token_logprobs]
+            trainer = [float(v) for v in output.token_logprobs.detach()]
             behaviour = sample.behaviour if isinstance(sample.behaviour, list) else None
             if behaviour is None:
                 sample_gaps.append(abs(float(sample.behaviour) - sum(trainer)))  # type: ignore[arg-type]

@@ -148,7 +148,10 @@ export interface LlmPolicyStats {
   lastExportBytes: number;
   /** Seconds spent in the trainer's update and imitate calls. */
   updateSeconds: number;
-  /** Seconds spent acting (generation or scoring). */
+  /**
+   * Wall-clock seconds with at least one decision in flight (generation or scoring);
+   * concurrent decisions count once.
+   */
   actSeconds: number;
   /** The last update's worker figures (token-level mismatch, mean ratio...). */
   lastUpdate?: Record<string, number>;
@@ -319,6 +322,9 @@ export class LlmPolicy implements TrainablePolicy {
   private syncing: Promise<void> | undefined;
   private servedFile: string | undefined;
   private closed: Promise<void> | undefined;
+  /** Decisions in flight, and since when one has been (for `actSeconds`). */
+  private acting = 0;
+  private actingSince = 0;
 
   private constructor(shared: SharedState, trainer: TrainerDescription) {
     this.shared = shared;
@@ -378,7 +384,7 @@ export class LlmPolicy implements TrainablePolicy {
 
   async act(observation: Observation, context: PolicyContext): Promise<PolicyDecision> {
     await this.ensureServed();
-    const started = performance.now();
+    if (this.acting++ === 0) this.actingSince = performance.now();
     try {
       const candidates = candidateActionsOf(observation, context.candidates);
       const previous = context.history.map((step) => step.action);
@@ -394,7 +400,9 @@ export class LlmPolicy implements TrainablePolicy {
         ? await this.choose(messages, candidates, context)
         : await this.write(messages, candidates, context);
     } finally {
-      this.counters.actSeconds += (performance.now() - started) / 1000;
+      if (--this.acting === 0) {
+        this.counters.actSeconds += (performance.now() - this.actingSince) / 1000;
+      }
     }
   }
 
