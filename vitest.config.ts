@@ -62,7 +62,13 @@ export default defineConfig({
       })),
       {
         resolve: { alias: sourceAliases },
-        test: { name: 'repository', root, include: ['tests/**/*.test.ts'], testTimeout: 300_000 },
+        test: {
+          name: 'repository',
+          root,
+          include: ['tests/**/*.test.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
+        },
       },
     ],
   },

@@ -123,7 +123,7 @@ describe('dreamgym new adapter, end to end in a scratch copy of the repository',
       description: 'A "demo".',
       type: 'module',
       keywords: expect.arrayContaining(['dreamgym-adapter']),
-      peerDependencies: { '@dreamgym/core': expect.stringMatching(/^\^\d/) },
+      peerDependencies: { '@dreamgym/core': expect.stringMatching(/^\d+\.x$/) },
       files: ['dist', 'README.md'],
     });
     const files = (await readdir(directory, { recursive: true })).map(String);

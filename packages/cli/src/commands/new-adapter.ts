@@ -86,6 +86,15 @@ export function templatesDirectory(): string {
 }
 
 /** Fills the placeholders of a template file. */
+/**
+ * The peer range on core: the same major (`0.x` before 1.0, whose releases move every package
+ * of the fixed group together), so a release of core never forces a major bump of the adapter.
+ */
+export function corePeerRange(coreVersion: string): string {
+  const major = Number(coreVersion.split('.')[0]);
+  return Number.isInteger(major) ? `${major}.x` : `^${coreVersion}`;
+}
+
 export function fillTemplate(text: string, names: AdapterNames, coreVersion: string): string {
   return text
     .replaceAll('__CONSTANT__', names.constant)
@@ -93,6 +102,7 @@ export function fillTemplate(text: string, names: AdapterNames, coreVersion: str
     .replaceAll('__CAMEL__', names.camel)
     .replaceAll('__TITLE__', names.title)
     .replaceAll('__DESCRIPTION__', names.description.replaceAll('"', '\\"'))
+    .replaceAll('__CORE_PEER_RANGE__', corePeerRange(coreVersion))
     .replaceAll('__CORE_VERSION__', coreVersion)
     .replaceAll('__NAME__', names.name);
 }
