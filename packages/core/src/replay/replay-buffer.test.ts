@@ -262,6 +262,27 @@ describe('ReplayBuffer retrieval on ALFWorld expert trajectories', () => {
     expect(reopened.stats().bySource).toEqual({ offline: 60, synthetic: 40, real: 0 });
     await reopened.close();
   });
+
+  it('answers every search while its memo of query parts fills and clears, also concurrently', async () => {
+    const buffer = ReplayBuffer.create({ embedder: new HashingEmbedder({ dimension: 64 }) });
+    await buffer.add(train.slice(0, 50));
+    const expected = await buffer.search({ state: train[0]!.state, action: train[0]!.action }, 3);
+    // One action shared by every query stays remembered while ~5,000 new states push the
+    // memo past its capacity: its clearing must not lose the vectors a query already found.
+    const queries = Array.from({ length: 5000 }, (_, index) => ({
+      state: { ...train[0]!.state, text: `${train[0]!.state.text} variant ${index}` },
+      action: train[0]!.action,
+    }));
+    for (let start = 0; start < queries.length; start += 50) {
+      const batch = queries.slice(start, start + 50);
+      const hits = await Promise.all(batch.map((query) => buffer.search(query, 3)));
+      expect(hits.every((found) => found.length === 3)).toBe(true);
+    }
+    expect(await buffer.search({ state: train[0]!.state, action: train[0]!.action }, 3)).toEqual(
+      expected,
+    );
+    await buffer.close();
+  });
 });
 
 describe('ReplayBuffer persistence', () => {

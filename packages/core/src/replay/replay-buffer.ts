@@ -94,15 +94,23 @@ function cachingEmbedder(embedder: EmbeddingModel, capacity: number): EmbeddingM
       return embedder.dimension;
     },
     async embed(texts: readonly string[]): Promise<Float32Array[]> {
-      const missing = texts.filter((text) => !memo.has(text));
+      // The answer comes from this call's own map: clearing the memo (when it is full, or in
+      // a concurrent call) never loses a vector this call already found.
+      const vectors = new Map<string, Float32Array>();
+      for (const text of texts) {
+        const cached = memo.get(text);
+        if (cached) vectors.set(text, cached);
+      }
+      const missing = [...new Set(texts.filter((text) => !vectors.has(text)))];
       if (missing.length > 0) {
         const embedded = await embedder.embed(missing);
         if (memo.size + missing.length > capacity) memo.clear();
         missing.forEach((text, position) => {
+          vectors.set(text, embedded[position]!);
           memo.set(text, embedded[position]!);
         });
       }
-      return texts.map((text) => memo.get(text)!);
+      return texts.map((text) => vectors.get(text)!);
     },
   };
 }
