@@ -13,6 +13,11 @@
  *    alignment of neighbours (which fit the action), entity transfer, episode consistency,
  *    votes, the adapter's candidate actions for the next state, and the rest. The recall@8
  *    of the searches the steps made is measured against exact search (tie-aware).
+ *    Before/after, side by side in the same run: the same steps on the core as it was before
+ *    issue 19 (`--baseline-ref`, default 534f9ec, the commit before the replay-buffer split;
+ *    its sources are taken from git and loaded by tsx), on the same transitions and index
+ *    parameters (fixed HNSW, flat), each right before this code's run of that index; the
+ *    ratios of steps/s and inserts/s are in `beforeAfter`.
  * 2. The experience model's fidelity on the issue-4 protocol (buffer of 80% of the train
  *    games, teacher forcing on every third held-out game, k = 8) with the flat and the tuned
  *    HNSW index: next-state exact match must not drop with the faster index.
@@ -21,13 +26,16 @@
  *    a local zero-latency OpenAI-compatible server, with a 20-step history and 8 demos.
  *
  * Run: `npm run experience -w dreamgym-benchmarks` (`-- --size 100000 --steps 3000`;
- * `--skip-fidelity` leaves part 2 out) after `npm run build`. Writes
+ * `--skip-fidelity` leaves part 2 out, `--baseline-ref none` the baseline) after
+ * `npm run build`. Writes
  * benchmarks/results/experience.json.
  */
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
-import { cpus, loadavg } from 'node:os';
+import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import {
   alfworldExperienceHints,
   createAlfworldAdapter,
@@ -36,7 +44,6 @@ import {
 } from '@dreamgym/alfworld';
 import {
   type ChatModel,
-  embedPhi,
   emptyRetrievalModelTimings,
   evaluateExperienceModel,
   HashingEmbedder,
@@ -65,9 +72,10 @@ const SIZE = Number(option('size', '100000'));
 const STEPS = Number(option('steps', '3000'));
 const CALLS = Number(option('calls', '1000'));
 const FIDELITY = !args.includes('--skip-fidelity');
+/** The code before issue 19 ('none': no baseline). */
+const BASELINE_REF = option('baseline-ref', '534f9ec');
 const K = 8;
 const DIMENSION = 256;
-const PHI = { state: 1, action: 1, instruction: 0 };
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -143,20 +151,14 @@ interface StepParts {
  */
 function timedRetriever(
   buffer: ReplayBuffer,
-  embedder: HashingEmbedder,
   parts: StepParts,
   queries: { vector: Float32Array; filter: RetrievalFilter | undefined }[],
 ): TransitionRetriever {
   return {
     async search(query: RetrievalQuery, k: number, filter?: RetrievalFilter) {
       const started = performance.now();
-      const vector = new Float32Array(DIMENSION);
-      await embedPhi(
-        embedder,
-        [{ stateText: query.state.text, action: query.action, instruction: query.instruction }],
-        PHI,
-        vector,
-      );
+      // As ReplayBuffer.search embeds a query (with its memo of recent states and actions).
+      const vector = await buffer.embedQuery(query);
       const embedded = performance.now();
       const hits = buffer.searchVector(vector, k, filter);
       parts.embedding += embedded - started;
@@ -164,6 +166,131 @@ function timedRetriever(
       if (queries.length < 400 && k === K) queries.push({ vector, filter });
       return hits;
     },
+  };
+}
+
+/** Steps not timed before the timed ones (JIT, memo and index warm-up). */
+const WARM_UP_STEPS = 200;
+
+/**
+ * Plays a seeded random policy over the adapter's candidate actions in episodes of held-out
+ * games, timing each step.
+ */
+function episodeDriver(
+  environment: Pick<SyntheticEnvironment, 'reset' | 'step'>,
+  heldOut: Trajectory[],
+) {
+  const random = new SeededRandom(7);
+  const driver = {
+    stepTimes: [] as number[],
+    episodes: 0,
+    async run(limit: number, record: boolean): Promise<void> {
+      let done = true;
+      let observation = await environment.reset(heldOut[0]!.task);
+      for (let count = 0; count < limit; count += 1) {
+        if (done) {
+          observation = await environment.reset(heldOut[random.int(heldOut.length)]!.task);
+          driver.episodes += record ? 1 : 0;
+        }
+        const action = random.choice(observation.actions ?? ['look']);
+        const started = performance.now();
+        const result = await environment.step(action);
+        if (record) driver.stepTimes.push(performance.now() - started);
+        observation = result.observation;
+        done = result.done;
+      }
+    },
+  };
+  return driver;
+}
+
+/**
+ * The core as it was before issue 19 (`--baseline-ref`, default the commit before the
+ * replay-buffer split and the synthetic-step profile): its sources taken from git into a
+ * scratch directory (resolving packages through this repository's node_modules) and loaded
+ * by tsx, so that the same steps run on the old and the new code in one process.
+ */
+async function loadBaselineCore(ref: string) {
+  if (!/^[\w./-]+$/.test(ref)) throw new Error(`--baseline-ref: not a git revision: ${ref}`);
+  const root = resolve(import.meta.dirname, '..');
+  const commit = execFileSync('git', ['rev-parse', '--short', `${ref}^{commit}`], {
+    cwd: root,
+    encoding: 'utf8',
+  }).trim();
+  const directory = await mkdtemp(join(tmpdir(), 'dreamgym-experience-baseline-'));
+  execFileSync(
+    'sh',
+    ['-c', 'git archive "$1" packages/core/src | tar -x -C "$2"', 'sh', commit, directory],
+    {
+      cwd: root,
+    },
+  );
+  await symlink(join(root, 'node_modules'), join(directory, 'node_modules'));
+  const core = (await import(
+    pathToFileURL(join(directory, 'packages', 'core', 'src', 'index.ts')).href
+  )) as typeof import('@dreamgym/core');
+  return { core, commit, directory };
+}
+
+/**
+ * Synthetic steps on the baseline core: its buffer (same transitions, same index
+ * parameters), its RetrievalExperienceModel and SyntheticEnvironment, the same adapter and
+ * the same seeded policy. The old model has no per-part timings: only the step rate.
+ */
+async function baselineSteps(
+  core: typeof import('@dreamgym/core'),
+  commit: string,
+  name: string,
+  transitions: Transition[],
+  heldOut: Trajectory[],
+  index: ReplayIndexOptions,
+) {
+  const buildStart = performance.now();
+  const buffer = core.ReplayBuffer.create({
+    embedder: new core.HashingEmbedder({ dimension: DIMENSION }),
+    index,
+  });
+  for (let start = 0; start < transitions.length; start += 10_000) {
+    await buffer.add(transitions.slice(start, start + 10_000));
+  }
+  const buildSeconds = (performance.now() - buildStart) / 1000;
+  const stats = buffer.stats();
+  log(
+    `baseline ${commit} ${name}: buffer of ${stats.size} transitions built in ${buildSeconds.toFixed(1)} s; index ${JSON.stringify(stats.index)}`,
+  );
+  const adapter = createAlfworldAdapter();
+  const environment = new core.SyntheticEnvironment({
+    model: new core.RetrievalExperienceModel({
+      parseAction: parseAlfworldAction,
+      hints: alfworldExperienceHints,
+    }),
+    retriever: buffer,
+    adapter: {
+      name: adapter.name,
+      parseAction: (text) => adapter.parseAction(text),
+      candidateActions: (observation, history) => adapter.candidateActions(observation, history),
+    },
+    k: K,
+    maxSteps: 30,
+  });
+  const play = episodeDriver(environment, heldOut);
+  await play.run(WARM_UP_STEPS, false);
+  const started = performance.now();
+  await play.run(STEPS, true);
+  const seconds = (performance.now() - started) / 1000;
+  await buffer.close();
+  return {
+    condition: `baseline-${name}`,
+    code: commit,
+    index: stats.index,
+    bufferSize: stats.size,
+    buildSeconds: round(buildSeconds, 1),
+    insertPerSecond: Math.round(stats.size / buildSeconds),
+    steps: STEPS,
+    episodes: play.episodes,
+    stepsPerSecond: Math.round(STEPS / seconds),
+    stepMedianMs: round(median(play.stepTimes)),
+    stepP99Ms: round(percentile(play.stepTimes, 0.99)),
   };
 }
 
@@ -195,7 +322,7 @@ async function syntheticSteps(
   const queries: { vector: Float32Array; filter: RetrievalFilter | undefined }[] = [];
   const environment = new SyntheticEnvironment({
     model,
-    retriever: timedRetriever(buffer, embedder, parts, queries),
+    retriever: timedRetriever(buffer, parts, queries),
     adapter: {
       name: adapter.name,
       parseAction: (text) => adapter.parseAction(text),
@@ -209,33 +336,16 @@ async function syntheticSteps(
     k: K,
     maxSteps: 30,
   });
-  const random = new SeededRandom(7);
-  const stepTimes: number[] = [];
-  let episodes = 0;
-  const run = async (limit: number, record: boolean) => {
-    let done = true;
-    let observation = await environment.reset(heldOut[0]!.task);
-    for (let count = 0; count < limit; count += 1) {
-      if (done) {
-        observation = await environment.reset(heldOut[random.int(heldOut.length)]!.task);
-        episodes += record ? 1 : 0;
-      }
-      const action = random.choice(observation.actions ?? ['look']);
-      const started = performance.now();
-      const result = await environment.step(action);
-      if (record) stepTimes.push(performance.now() - started);
-      observation = result.observation;
-      done = result.done;
-    }
-  };
-  await run(200, false);
+  const play = episodeDriver(environment, heldOut);
+  await play.run(WARM_UP_STEPS, false);
   // The warm-up's share of the parts is left out.
   Object.assign(parts, { embedding: 0, search: 0, candidateActions: 0 });
   Object.assign(timings, emptyRetrievalModelTimings());
   const started = performance.now();
-  await run(STEPS, true);
+  await play.run(STEPS, true);
   const seconds = (performance.now() - started) / 1000;
   const totalMs = seconds * 1000;
+  const { stepTimes, episodes } = play;
 
   // Recall@8 of the searches the steps made, against exact search (ties counted).
   let hits = 0;
@@ -406,13 +516,60 @@ const conditions: [string, ReplayIndexOptions][] = [
   ['hnsw-fixed-m16-ef64', { type: 'hnsw', m: 16, efConstruction: 40, efSearch: 64 }],
   ['flat', { type: 'flat' }],
 ];
-const synthetic = [];
-for (const [name, index] of conditions) {
-  const figures = await syntheticSteps(name, transitions, heldOut, index);
+// The old code runs right before the new one on the same index parameters (the machine's
+// load drifts; adjacent runs share most of it).
+const baselineConditions: [string, ReplayIndexOptions][] = [
+  ['hnsw-fixed-m16-ef64', { type: 'hnsw', m: 16, efConstruction: 40, efSearch: 64 }],
+  ['flat', { type: 'flat' }],
+];
+const baseline = BASELINE_REF === 'none' ? undefined : await loadBaselineCore(BASELINE_REF);
+const synthetic: Awaited<ReturnType<typeof syntheticSteps>>[] = [];
+const baselineFigures: Awaited<ReturnType<typeof baselineSteps>>[] = [];
+try {
+  for (const [name, index] of conditions) {
+    if (baseline && baselineConditions.some(([other]) => other === name)) {
+      const before = await baselineSteps(
+        baseline.core,
+        baseline.commit,
+        name,
+        transitions,
+        heldOut,
+        index,
+      );
+      console.log(
+        `baseline ${baseline.commit}, ${name}: ${before.stepsPerSecond} steps/s (median ${before.stepMedianMs} ms per step), inserts ${before.insertPerSecond}/s`,
+      );
+      baselineFigures.push(before);
+    }
+    const figures = await syntheticSteps(name, transitions, heldOut, index);
+    console.log(
+      `SyntheticEnvironment + RetrievalExperienceModel, ${figures.bufferSize} transitions, ${name}: ${figures.stepsPerSecond} steps/s (median ${figures.stepMedianMs} ms, p99 ${figures.stepP99Ms} ms per step; recall@8 of its searches ${figures.recallAt8}); ms per step ${JSON.stringify(figures.stepSplitMs)}`,
+    );
+    synthetic.push(figures);
+  }
+} finally {
+  if (baseline) await rm(baseline.directory, { recursive: true, force: true });
+}
+/** Steps/s and inserts/s of this code over the baseline's, measured side by side. */
+const beforeAfter = baselineFigures.map((before) => {
+  const name = before.condition.replace(/^baseline-/, '');
+  const after = synthetic.find((figures) => figures.condition === name)!;
+  const tunedAfter = synthetic.find((figures) => figures.condition === 'hnsw-target-0.95')!;
+  return {
+    index: name,
+    baselineCode: before.code,
+    before: { stepsPerSecond: before.stepsPerSecond, insertPerSecond: before.insertPerSecond },
+    after: { stepsPerSecond: after.stepsPerSecond, insertPerSecond: after.insertPerSecond },
+    stepsPerSecondRatio: round(after.stepsPerSecond / before.stepsPerSecond, 2),
+    insertPerSecondRatio: round(after.insertPerSecond / before.insertPerSecond, 2),
+    /** The tuned index (recall >= 0.95) of this code against the baseline with this index. */
+    tunedStepsPerSecondRatio: round(tunedAfter.stepsPerSecond / before.stepsPerSecond, 2),
+  };
+});
+for (const entry of beforeAfter) {
   console.log(
-    `SyntheticEnvironment + RetrievalExperienceModel, ${figures.bufferSize} transitions, ${name}: ${figures.stepsPerSecond} steps/s (median ${figures.stepMedianMs} ms, p99 ${figures.stepP99Ms} ms per step; recall@8 of its searches ${figures.recallAt8}); ms per step ${JSON.stringify(figures.stepSplitMs)}`,
+    `before/after (${entry.baselineCode} -> this code), ${entry.index}: ${entry.before.stepsPerSecond} -> ${entry.after.stepsPerSecond} steps/s (${entry.stepsPerSecondRatio}x), inserts ${entry.before.insertPerSecond} -> ${entry.after.insertPerSecond}/s (${entry.insertPerSecondRatio}x); tuned HNSW over it ${entry.tunedStepsPerSecondRatio}x`,
   );
-  synthetic.push(figures);
 }
 const fidelityFigures = [];
 if (FIDELITY) {
@@ -458,7 +615,10 @@ const report = {
   recallAt8: tuned.recallAt8,
   stepsPerSecond: tuned.stepsPerSecond,
   stepSplitMs: tuned.stepSplitMs,
+  /** Side by side in this run: the code before issue 19 and this code, same steps. */
+  beforeAfter,
   synthetic,
+  baseline: baselineFigures,
   fidelity: fidelityFigures,
   reasoning,
 };
