@@ -1,7 +1,12 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' },
+  entry: {
+    index: 'src/index.ts',
+    'testing/index': 'src/testing/index.ts',
+    // Helpers for the @dreamgym/* packages only; no compatibility promise.
+    'internal/index': 'src/internal/index.ts',
+  },
   format: ['esm', 'cjs'],
   dts: true,
   clean: true,

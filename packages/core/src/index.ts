@@ -6,6 +6,10 @@
  * - `adapter.ts`  `DomainAdapter`, what a benchmark domain provides
  * - `random/`     the seeded random generator every stochastic component takes
  * - `errors.ts`   the `DreamGymError` hierarchy
+ *
+ * Helpers the workspace packages share but users do not need (`Semaphore`, `extractJson`,
+ * `writeFileAtomic`, `normalizeInPlace`) are in `@dreamgym/core/internal`, which carries no
+ * compatibility promise.
  */
 export type {
   DatasetLoader,
@@ -47,6 +51,11 @@ export { parseOptions } from './parse-options.js';
 export * from './policy/index.js';
 export { type RandomState, SeededRandom } from './random/seeded-random.js';
 export * from './replay/index.js';
-export * from './training/checkpoint-store.js';
+export {
+  type CheckpointFolders,
+  type CheckpointParts,
+  CheckpointStore,
+  type LoadedCheckpoint,
+} from './training/checkpoint-store.js';
 export * from './training/index.js';
 export * from './training/metrics.js';

@@ -14,7 +14,6 @@ import {
   ConfigError,
   type ContinuationScore,
   type ContinuationScorer,
-  extractJson,
   formatChatMLPrompt,
   ModelError,
   ModelOutputError,
@@ -26,6 +25,7 @@ import {
   type TokenUsage,
   toResponseJsonSchema,
 } from '@dreamgym/core';
+import { extractJson } from '@dreamgym/core/internal';
 import type {
   ChatHistoryItem,
   Llama,

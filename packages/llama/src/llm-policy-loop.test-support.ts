@@ -160,6 +160,7 @@ export async function startChild(entry: string, args: readonly string[]): Promis
     packages: 'external',
     alias: {
       '@dreamgym/core/testing': join(root, 'packages/core/src/testing/index.ts'),
+      '@dreamgym/core/internal': join(root, 'packages/core/src/internal/index.ts'),
       '@dreamgym/core': join(root, 'packages/core/src/index.ts'),
     },
     outfile,

@@ -3,7 +3,7 @@
  * evaluated tokens share the longest prefix with its prompt, so the turns of one episode
  * (each prompt extending the last) reuse the KV cache instead of evaluating it again.
  */
-import { Semaphore } from '@dreamgym/core';
+import { Semaphore } from '@dreamgym/core/internal';
 import type { LlamaContextSequence, Token } from 'node-llama-cpp';
 
 /** A sequence lent to one request. */

@@ -40,8 +40,8 @@ import {
   type Transition,
   TransitionSchema,
   trajectoryToTransitions,
-  writeFileAtomic,
 } from '@dreamgym/core';
+import { writeFileAtomic } from '@dreamgym/core/internal';
 import { z } from 'zod';
 import { type Logger, silentLogger } from './logger.js';
 import { SerialQueue } from './serial-queue.js';

@@ -23,7 +23,6 @@ export {
   type HashingEmbedderOptions,
   HashingEmbedderOptionsSchema,
 } from './hashing-embedder.js';
-export { extractJson } from './json-extraction.js';
 export type { ModelClientDependencies } from './model-transport.js';
 export {
   isResponseFormatRejection,
@@ -33,7 +32,6 @@ export {
 } from './openai-compatible-chat-model.js';
 export {
   type EmbeddingModelStats,
-  normalizeInPlace,
   OpenAICompatibleEmbeddingModel,
 } from './openai-compatible-embedding-model.js';
 export {
@@ -52,4 +50,3 @@ export {
   type OpenAICompatibleScorerOptions,
   OpenAICompatibleScorerOptionsSchema,
 } from './openai-compatible-scorer.js';
-export { Semaphore } from './semaphore.js';
