@@ -37,6 +37,13 @@ export { GAME_FILE, loadAlfworldGameTasks } from './datasets/game-files.js';
 export { alfworldExperienceHints, compareAlfworldEntities } from './experience-hints.js';
 export { mutateAlfworldTask } from './mutate-task.js';
 export {
+  type AlfworldExpertProgress,
+  type AlfworldExpertSummary,
+  type GenerateAlfworldExpertOptions,
+  GenerateAlfworldExpertOptionsSchema,
+  generateAlfworldExpertTrajectories,
+} from './real/expert.js';
+export {
   AlfworldRealEnvironment,
   type AlfworldRealOptions,
   type AlfworldRealOptionsInput,

@@ -6,6 +6,7 @@ import { DreamGymError } from '@dreamgym/core';
 import { type Command, type CommandIo, fail } from './command-arguments.js';
 import { annotateCommand } from './commands/annotate.js';
 import { bufferCommand } from './commands/buffer.js';
+import { dataExpertCommand } from './commands/data-expert.js';
 import { dataExploreCommand } from './commands/data-explore.js';
 import { dataRecordCommand } from './commands/data-record.js';
 import { doctorCommand } from './commands/doctor.js';
@@ -25,6 +26,7 @@ export const COMMANDS: readonly Command[] = [
   evalCommand,
   reportCommand,
   dataExploreCommand,
+  dataExpertCommand,
   dataRecordCommand,
   bufferCommand,
   modelPullCommand,

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 import textworld
 from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
 
+from .handcoded_expert import ExpertGaveUp, HandcodedExpert
+
 NOTHING_HAPPENS = "Nothing happens."
 _ARRIVAL = re.compile(r"^You arrive at loc \d+\. ")
 TASK_TYPES = (
@@ -53,6 +55,9 @@ class Episode:
     truncated: bool = False
     reward: float = 0.0
     expert_plan: list[str] | None = None
+    handcoded: HandcodedExpert | None = None
+    expert_action: str | None = None
+    expert_failure: str | None = None
     timings: dict[str, float] = field(default_factory=dict)
 
     def payload(self) -> dict:
@@ -69,29 +74,51 @@ class Episode:
         }
         if self.expert:
             body["expert_plan"] = list(self.expert_plan or [])
+        if self.handcoded is not None:
+            body["expert_action"] = self.expert_action
+            if self.expert_failure is not None:
+                body["expert_failure"] = self.expert_failure
         return body
+
+    def advance_handcoded(self, state) -> None:
+        """Asks the handcoded expert for its next command in ``state`` (none once done)."""
+        if self.handcoded is None or self.done:
+            self.expert_action = None
+            return
+        try:
+            self.expert_action = self.handcoded.next_action(state, list(state["admissible_commands"]))
+        except ExpertGaveUp as error:
+            self.expert_action = None
+            self.expert_failure = f"ALFWorld's handcoded expert gave up ({error}) after {self.steps} steps"
 
 
 class AlfworldGame:
     """A loaded game file; ``reset`` starts a fresh episode of it (loading is the slow part,
     so a session keeps its game loaded while it plays the same game again)."""
 
-    def __init__(self, game: str, path: str, expert: bool) -> None:
+    def __init__(self, game: str, path: str, expert: bool, handcoded: bool = False) -> None:
         self.game = game
         self.path = path
         self.expert = expert
+        self.handcoded = handcoded
         # policy_commands asks the PDDL planner for a plan from the current state after every
         # step: it costs time, so only sessions that asked for the expert plan pay for it.
         infos = textworld.EnvInfos(
-            won=True, admissible_commands=True, policy_commands=expert, extras=["gamefile"]
+            won=True,
+            admissible_commands=True,
+            policy_commands=expert,
+            # ALFWorld's handcoded expert checks its subgoals against the world's facts.
+            facts=handcoded,
+            extras=["gamefile"],
         )
         started = time.perf_counter()
         self._env = textworld.start(path, request_infos=infos, wrappers=[AlfredDemangler(), AlfredInfos])
         self.load_seconds = time.perf_counter() - started
 
-    def reset(self, max_steps: int) -> Episode:
+    def reset(self, max_steps: int, seed: int = 0) -> Episode:
+        """A fresh episode; ``seed`` seeds the handcoded expert's random choices."""
         state = self._env.reset()
-        return Episode(
+        episode = Episode(
             game=self.game,
             observation=clean_feedback(state.feedback),
             admissible=list(state["admissible_commands"]),
@@ -99,6 +126,11 @@ class AlfworldGame:
             expert=self.expert,
             expert_plan=list(state.get("policy_commands") or []) if self.expert else None,
         )
+        if self.handcoded:
+            episode.handcoded = HandcodedExpert(self.path, seed)
+            episode.handcoded.start(state.feedback)
+            episode.advance_handcoded(state)
+        return episode
 
     def step(self, episode: Episode, action: str) -> bool:
         """Applies ``action`` to the episode; returns whether it was admissible."""
@@ -113,6 +145,9 @@ class AlfworldGame:
         episode.done = episode.won or bool(done) or episode.truncated
         if self.expert:
             episode.expert_plan = list(state.get("policy_commands") or [])
+        if episode.handcoded is not None:
+            episode.handcoded.played(action)
+            episode.advance_handcoded(state)
         return admissible
 
     def close(self) -> None:

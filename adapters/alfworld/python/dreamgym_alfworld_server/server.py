@@ -5,11 +5,15 @@ AgentGym answers 200 with the same body, so AgentGym clients that look for ``err
 
 - ``GET  /health``                      ``{"status": "ok", "sessions": n, "data_dir", "versions"}``
 - ``POST /create``                      ``{"id": n}``: a new session
-- ``POST /reset {id, game, split?, max_steps?, expert_plan?, world_type?}``
+- ``POST /reset {id, game, split?, max_steps?, expert_plan?, handcoded_expert?, seed?, world_type?}``
       ``game`` is an index into the sorted games of ``split`` (default ``train``) or a path
       relative to the data directory (``train/<task>/<trial>``); answers the step payload
       below plus ``id``. ``expert_plan: true`` adds the planner's plan from the current state
-      to every answer. ``world_type`` is AgentGym's; only ``Text`` is served.
+      to every answer. ``handcoded_expert: true`` adds ``expert_action``: the next command of
+      ALFWorld's handcoded expert (the policy behind ALFWorld's expert demonstrations), or
+      null with ``expert_failure`` once it gives up; it tracks the commands actually played,
+      and ``seed`` (default 0) seeds its random choices. ``world_type`` is AgentGym's; only
+      ``Text`` is served.
 - ``POST /step {id, action}``           ``{observation, reward, done, won, truncated,
       available_actions, admissible, steps, game, task_type, expert_plan?}``; reward is 1 once
       the game is won, else 0; ``done`` when won or after ``max_steps`` (default 50) actions.
@@ -116,6 +120,12 @@ class AlfworldService:
         expert = body.get("expert_plan", False)
         if not isinstance(expert, bool):
             raise RequestError(HTTPStatus.BAD_REQUEST, f"`expert_plan` must be true or false; got {expert!r}")
+        handcoded = body.get("handcoded_expert", False)
+        if not isinstance(handcoded, bool):
+            raise RequestError(HTTPStatus.BAD_REQUEST, f"`handcoded_expert` must be true or false; got {handcoded!r}")
+        seed = body.get("seed", 0)
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise RequestError(HTTPStatus.BAD_REQUEST, f"`seed` must be an integer; got {seed!r}")
         try:
             name, path = self.catalog.resolve(body["game"], split)
         except ValueError as error:
@@ -124,14 +134,14 @@ class AlfworldService:
             raise RequestError(HTTPStatus.NOT_FOUND, str(error)) from error
         with self._engine_lock:
             game = session.game
-            if game is None or game.path != path or game.expert != expert:
+            if game is None or game.path != path or game.expert != expert or game.handcoded != handcoded:
                 if game is not None:
                     game.close()
                 session.game = None
                 session.episode = None
-                game = AlfworldGame(name, path, expert)
+                game = AlfworldGame(name, path, expert, handcoded)
                 session.game = game
-            session.episode = game.reset(max_steps)
+            session.episode = game.reset(max_steps, seed)
         return {"id": session.id, **session.episode.payload()}
 
     def step(self, body: dict) -> dict:

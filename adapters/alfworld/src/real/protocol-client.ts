@@ -27,6 +27,10 @@ export const AlfworldEpisodePayloadSchema = z.object({
   game: z.string(),
   task_type: z.string(),
   expert_plan: z.array(z.string()).optional(),
+  /** With `handcodedExpert`: the handcoded expert's next command, null once it has none. */
+  expert_action: z.string().nullable().optional(),
+  /** With `handcodedExpert`: why the handcoded expert gave up. */
+  expert_failure: z.string().optional(),
   /** Only on `POST /step`: whether the action was among the admissible commands. */
   admissible: z.boolean().optional(),
 });
@@ -42,6 +46,10 @@ export interface AlfworldResetRequest {
   split?: 'train' | 'valid_seen' | 'valid_unseen';
   maxSteps?: number;
   expertPlan?: boolean;
+  /** Add ALFWorld's handcoded expert's next command (`expert_action`) to every answer. */
+  handcodedExpert?: boolean;
+  /** Seed of the handcoded expert's random choices. Default 0. */
+  seed?: number;
 }
 
 /** An HTTP-level failure: the server answered with an error status. */
@@ -146,6 +154,10 @@ export class AlfworldProtocolClient {
       ...(request.split === undefined ? {} : { split: request.split }),
       ...(request.maxSteps === undefined ? {} : { max_steps: request.maxSteps }),
       ...(request.expertPlan === undefined ? {} : { expert_plan: request.expertPlan }),
+      ...(request.handcodedExpert === undefined
+        ? {}
+        : { handcoded_expert: request.handcodedExpert }),
+      ...(request.seed === undefined ? {} : { seed: request.seed }),
     });
   }
 
