@@ -17,7 +17,10 @@
  * Usage (after `npm run build`):
  *   DREAMGYM_DATA_DIR=../shared/data npm run alfworld-experiment -w dreamgym-benchmarks -- \
  *     [--seeds 1,2] [--budget 3000] [--iterations 12] [--seen 140] [--unseen 134] \
- *     [--modes greedy,sampled] [--gap-tasks 24] [--exploration FILE] [--conditions a,b]
+ *     [--modes greedy,sampled] [--gap-tasks 24] [--exploration FILE] [--conditions a,b] \
+ *     [--bc-from DIR]
+ * `--bc-from DIR` starts from the behaviour-cloned policies an earlier run left in
+ * DIR/bc-<seed>/ (its scratch folder, or a copy) instead of cloning again.
  * Writes benchmarks/results/alfworld.json after every condition (a partial run keeps what
  * finished; a re-run replaces the conditions and seeds it runs) and
  * benchmarks/results/alfworld-report.html.
@@ -64,6 +67,7 @@ const { values } = parseArgs({
       default: 'random,bc,real-rl,dreamgym,dreamgym-s2r,no-curriculum,no-replay,no-retrieval',
     },
     servers: { type: 'string', default: '2' },
+    'bc-from': { type: 'string' },
   },
 });
 
@@ -358,29 +362,39 @@ async function writeResults(): Promise<void> {
   await writeFile(join(resultsDirectory, 'alfworld-report.html'), html);
 }
 
+/** Behaviour cloning on the expert trajectories for one seed, saved into `directory`. */
+async function cloneForSeed(seed: number, directory: string): Promise<void> {
+  const cloned = createLinearSoftmaxPolicy(parseDreamGymConfig(baseConfig(seed)));
+  const started = performance.now();
+  const cloning = await cloneBehaviour({
+    policy: cloned,
+    trajectories: setup.offlineTrajectories,
+    candidateActions: (observation, history) =>
+      setup.adapter.candidateActions(observation, history),
+    config: { epochs: 20, miniBatchSize: 256, heldOutShare: 0.1, patience: 3 },
+    random: new SeededRandom(seed).fork('behaviour-cloning'),
+    onEpoch: (epoch) =>
+      log(
+        `seed ${seed} bc epoch ${epoch.epoch}: held-out NLL ${epoch.heldOutNegativeLogLikelihood.toFixed(3)}`,
+      ),
+  });
+  const cloningSeconds = (performance.now() - started) / 1000;
+  log(
+    `seed ${seed} bc: epoch ${cloning.bestEpoch}, held-out NLL ${cloning.initialHeldOutNegativeLogLikelihood.toFixed(3)} -> ${cloning.bestHeldOutNegativeLogLikelihood.toFixed(3)} (${cloningSeconds.toFixed(0)} s)`,
+  );
+  await cloned.saveState(directory);
+}
+
 try {
   for (const seed of seeds) {
     // One behaviour-cloned policy per seed; every trained condition starts from it.
     const bcDirectory = join(scratch, `bc-${seed}`);
-    const cloned = createLinearSoftmaxPolicy(parseDreamGymConfig(baseConfig(seed)));
-    const started = performance.now();
-    const cloning = await cloneBehaviour({
-      policy: cloned,
-      trajectories: setup.offlineTrajectories,
-      candidateActions: (observation, history) =>
-        setup.adapter.candidateActions(observation, history),
-      config: { epochs: 20, miniBatchSize: 256, heldOutShare: 0.1, patience: 3 },
-      random: new SeededRandom(seed).fork('behaviour-cloning'),
-      onEpoch: (epoch) =>
-        log(
-          `seed ${seed} bc epoch ${epoch.epoch}: held-out NLL ${epoch.heldOutNegativeLogLikelihood.toFixed(3)}`,
-        ),
-    });
-    const cloningSeconds = (performance.now() - started) / 1000;
-    log(
-      `seed ${seed} bc: epoch ${cloning.bestEpoch}, held-out NLL ${cloning.initialHeldOutNegativeLogLikelihood.toFixed(3)} -> ${cloning.bestHeldOutNegativeLogLikelihood.toFixed(3)} (${cloningSeconds.toFixed(0)} s)`,
-    );
-    await cloned.saveState(bcDirectory);
+    if (values['bc-from'] !== undefined) {
+      await cp(join(resolve(values['bc-from']), `bc-${seed}`), bcDirectory, { recursive: true });
+      log(`seed ${seed} bc: the policy cloned by an earlier run (${values['bc-from']})`);
+    } else {
+      await cloneForSeed(seed, bcDirectory);
+    }
     const gapTasks = new SeededRandom(seed)
       .fork('gap-tasks')
       .shuffle([...setup.seedTasks])
