@@ -90,6 +90,9 @@ class Episode:
         except ExpertGaveUp as error:
             self.expert_action = None
             self.expert_failure = f"ALFWorld's handcoded expert gave up ({error}) after {self.steps} steps"
+        except Exception as error:  # noqa: BLE001 - a fault of the expert, not of the engine: this game has no demonstration
+            self.expert_action = None
+            self.expert_failure = f"ALFWorld's handcoded expert failed after {self.steps} steps: {type(error).__name__}: {error}"
 
 
 class AlfworldGame:

@@ -110,6 +110,24 @@ describe('generateAlfworldExpertTrajectories on the real engine', () => {
     expect(record!.conversations[0]).toEqual(shared.get(game)!.conversations[0]);
   }, 120_000);
 
+  it('reports a game the expert does not solve within maxSteps and writes nothing for it', async () => {
+    const out = join(directory, 'unsolved.jsonl');
+    const progress: AlfworldExpertProgress[] = [];
+    const summary = await generateAlfworldExpertTrajectories({
+      out,
+      url: server.url,
+      games: [GAMES[1]!],
+      maxSteps: 2,
+      onProgress: (event) => progress.push(event),
+    });
+    expect(summary).toMatchObject({
+      written: 0,
+      failed: [{ game: GAMES[1], reason: 'not solved within 2 commands (maxSteps)' }],
+    });
+    expect(progress).toMatchObject([{ status: 'failed', steps: 2 }]);
+    expect(await readFile(out, 'utf8')).toBe('');
+  }, 60_000);
+
   it('names an unknown game and refuses evaluation games before starting anything', async () => {
     const out = join(directory, 'never.jsonl');
     await expect(
