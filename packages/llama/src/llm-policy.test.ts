@@ -6,6 +6,8 @@
  * `actionSelection: 'score'` runs in the corridor loop test.
  */
 import {
+  buildLlmPolicyMessages,
+  formatLlmPolicyAnswer,
   type LlmDecisionRecord,
   type LlmPolicy,
   type PolicySample,
@@ -16,6 +18,7 @@ import {
 import {
   corridorConformanceSamples,
   corridorTask,
+  createCorridorAdapter,
   describeTrainablePolicyConformance,
 } from '@dreamgym/core/testing';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -110,8 +113,19 @@ describe.sequential('LlmPolicy acting and learning', () => {
     });
   }, 300_000);
 
-  it('an update reaches generation (export, reload): greedy decoding then writes the advantaged action', async () => {
+  it('an update reaches generation (export, reload): llama.cpp then scores the advantaged answer higher', async () => {
     const policy = await sharedPolicy();
+    await policy.ensureServed();
+    const adapter = createCorridorAdapter();
+    const messages = buildLlmPolicyMessages(task, observation, ['go right'], observation.actions, {
+      agentInstructions: adapter.prompts.agentInstructions,
+      environmentDescription: adapter.prompts.environmentDescription,
+    });
+    const answer = `${formatLlmPolicyAnswer('take key')}${runtime!.endOfTurn}`;
+    /** log pi(take key) as generation (llama.cpp, the weights it serves) computes it. */
+    const served = async () =>
+      (await runtime!.score({ messages, continuations: [answer] }))[0]!.reduce((a, b) => a + b, 0);
+    const servedBefore = await served();
     const samples = observation.actions.map((action) => sampleOf(action));
     const before = await policy.logprobs(samples);
     await policy.update(
@@ -125,12 +139,16 @@ describe.sequential('LlmPolicy acting and learning', () => {
     const exports = policy.stats().exports;
     const decision = await policy.act(observation, { task, history, greedy: true });
     expect(policy.stats().exports).toBe(exports + 1);
-    expect(decision.action).toBe('take key');
+    const servedAfter = await served();
+    console.log(
+      `log pi(take key): trainer ${before[2]!.toFixed(3)} -> ${trainer[2]!.toFixed(3)}, llama.cpp ${servedBefore.toFixed(3)} -> ${servedAfter.toFixed(3)}`,
+    );
+    expect(servedAfter).toBeGreaterThan(servedBefore);
     // The mismatch the next update reports: llama.cpp (Q4_1 base + LoRA adapter) vs the
     // trainer's fp32 weights, on the tokens generation sampled.
     const metrics = await policy.update(
       {
-        samples: [sampleOf('take key', decision.info)],
+        samples: [sampleOf(decision.action, decision.info)],
         advantages: [0],
         behaviourLogprobs: [decision.logprob!],
       },
@@ -142,7 +160,7 @@ describe.sequential('LlmPolicy acting and learning', () => {
     );
     expect(metrics.behaviourMismatch).toBeGreaterThan(0);
     expect(metrics.behaviourMismatch).toBeLessThan(0.5);
-  }, 300_000);
+  }, 600_000);
 
   it('a killed worker fails the next request with a TrainerBackendError that says so', async () => {
     const policy = await sharedPolicy();
