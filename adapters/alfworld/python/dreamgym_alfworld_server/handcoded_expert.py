@@ -116,8 +116,11 @@ class HandcodedExpert:
 
     def _act(self, view: dict) -> str:
         # HandCodedAgent.act, with the fallback's random choice drawn from this episode's stream.
+        # The policy's state tracking recognises a placing command by the word "put" (it never
+        # sees its own "move O to R" there), so it gets the last command in the game's grammar:
+        # otherwise it would not drop what it placed and would keep placing it again.
         last_action = to_expert_grammar(self._last_action)
-        action = self._agent.policy.act(view, last_action)
+        action = self._agent.policy.act(view, self._last_action)
         if action == last_action or (last_action == "look" and action not in view["admissible_commands"]):
             return self.random.choice(view["admissible_commands"])
         return action

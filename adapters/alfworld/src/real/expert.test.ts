@@ -26,7 +26,7 @@ const dataDir = alfworldDataDirectory();
 const GAMES = [
   'train/look_at_obj_in_light-Bowl-None-DeskLamp-304/trial_T20190907_232204_574574',
   'train/pick_and_place_simple-CellPhone-None-Bed-306/trial_T20190909_012724_686117',
-  'train/look_at_obj_in_light-TissueBox-None-DeskLamp-225/trial_T20190906_192815_299058',
+  'train/pick_two_obj_and_place-AlarmClock-None-Desk-307/trial_T20190907_013652_494441',
 ];
 
 async function readRecords(file: string): Promise<AlfworldExpertRecord[]> {
