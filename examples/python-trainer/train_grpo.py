@@ -45,6 +45,17 @@ SYSTEM_PROMPT = (
     "actions. Answer with exactly one admissible action and nothing else."
 )
 VALID_ACTION_BONUS = 0.1
+# One worked turn before the episode's first: without it SmolLM2-135M-Instruct mostly chats
+# ("The book will be stored in the drawer"); with it most of its answers are actions or near
+# ones ("walk to dresser 1"), measured here on six samples each at temperature 1.
+EXAMPLE_TURN = [
+    {
+        "role": "user",
+        "content": "Task: put a mug in the sink.\nYou are in a kitchen. You see a cabinet 1, a sink 1.\n"
+        "Admissible actions:\n- go to cabinet 1\n- go to sink 1\n- look\nYour action:",
+    },
+    {"role": "assistant", "content": "go to cabinet 1"},
+]
 
 
 def load_policy(model: str | None = None):
@@ -186,6 +197,7 @@ class DreamGymRollout:
         observation = result.observation
         messages = [
             {"role": "system", "content": SYSTEM_PROMPT},
+            *EXAMPLE_TURN,
             {"role": "user", "content": f"Task: {observation['instruction']}\n{describe(observation, self.max_actions)}"},
         ]
         prompt_ids = self._template(tokenizer, messages, generation_prompt=True)
