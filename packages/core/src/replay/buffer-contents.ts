@@ -59,12 +59,17 @@ export class BufferContents {
   ): Registered {
     const slot = this.slots.register(transition, options.keep ?? true, options.count ?? 1);
     if (options.logged) this.slots.setLogged(slot, options.logged);
-    const hash = phiHash(transition, this.withInstruction);
+    // A reloaded slot names its row (from `rows.i32`): its phi inputs are hashed only where
+    // it creates that row, not for each of the row's other members.
+    let hash: number | undefined;
     let row = options.row;
     let created = false;
-    if (row === undefined) row = this.findRow(transition, hash);
+    if (row === undefined) {
+      hash = phiHash(transition, this.withInstruction);
+      row = this.findRow(transition, hash);
+    }
     if (row === undefined || row === this.rows.size) {
-      row = this.rows.create(hash, slot);
+      row = this.rows.create(hash ?? phiHash(transition, this.withInstruction), slot);
       created = true;
     } else if (row > this.rows.size || row < 0) {
       throw new RangeError(

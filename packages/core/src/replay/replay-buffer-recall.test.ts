@@ -1,12 +1,12 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Transition } from '../mdp/schemas.js';
 import { HashingEmbedder } from '../models/hashing-embedder.js';
 import { SeededRandom } from '../random/seeded-random.js';
 import { loadExpertTransitions } from './expert-transitions.test-support.js';
-import { faissBindingExtended } from './faiss-index.js';
+import { FaissVectorIndex, faissBindingExtended } from './faiss-index.js';
 import { embedPhi } from './phi.js';
 import { ReplayBuffer } from './replay-buffer.js';
 
@@ -28,6 +28,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const directory of directories) await rm(directory, { recursive: true, force: true });
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
 });
 
 // A deliberately poor graph (degree 4, shallow build): the default search depth misses
@@ -121,6 +125,51 @@ describe('ReplayBuffer recall target', () => {
     );
     expect(after.map((hit) => hit.transition.id)).toEqual(before.map((hit) => hit.transition.id));
     await reopened.close();
+  });
+
+  it('reopens a tuned buffer whose manifest is current without embedding, measuring or building anything', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'dreamgym-recall-'));
+    directories.push(directory);
+    const built = await ReplayBuffer.open(directory, { embedder, index, threads: 1 });
+    await built.add(distinct.slice(0, 1500));
+    const measured = built.stats().recall!;
+    expect(measured).toMatchObject({ targetRecall: 0.97, rows: 1500 });
+    await built.close();
+
+    // What a reload must not do: embed records, measure recall (exact scans and searches of
+    // the index), or build a graph (a new index, or vectors added to one).
+    let embedded = 0;
+    const counting = {
+      id: embedder.id,
+      dimension: embedder.dimension,
+      embed(texts: readonly string[]) {
+        embedded += texts.length;
+        return embedder.embed(texts);
+      },
+    };
+    const created = vi.spyOn(FaissVectorIndex, 'create');
+    const emptied = vi.spyOn(FaissVectorIndex.prototype, 'empty');
+    const added = vi.spyOn(FaissVectorIndex.prototype, 'add');
+    const scanned = vi.spyOn(FaissVectorIndex.prototype, 'searchExact');
+    const searched = vi.spyOn(FaissVectorIndex.prototype, 'search');
+    for (const readOnly of [true, false]) {
+      const reopened = await ReplayBuffer.open(directory, {
+        embedder: counting,
+        readOnly,
+        // The stored target, given again, is no reason to measure either.
+        ...(readOnly ? {} : { index: { type: 'hnsw', targetRecall: 0.97 } as const }),
+      });
+      expect(reopened.size).toBe(1500);
+      expect(reopened.stats().recall).toEqual(measured);
+      expect(reopened.stats().index).toMatchObject({ m: 4, efSearch: measured.efSearch });
+      await reopened.close();
+    }
+    expect(embedded).toBe(0);
+    expect(created).not.toHaveBeenCalled();
+    expect(emptied).not.toHaveBeenCalled();
+    expect(added).not.toHaveBeenCalled();
+    expect(scanned).not.toHaveBeenCalled();
+    expect(searched).not.toHaveBeenCalled();
   });
 
   it('applies a new target to a stored index without a rebuild', async () => {
