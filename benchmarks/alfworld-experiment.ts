@@ -363,7 +363,7 @@ async function writeResults(): Promise<void> {
 }
 
 /** Behaviour cloning on the expert trajectories for one seed, saved into `directory`. */
-async function cloneForSeed(seed: number, directory: string): Promise<void> {
+async function cloneForSeed(seed: number, directory: string): Promise<number> {
   const cloned = createLinearSoftmaxPolicy(parseDreamGymConfig(baseConfig(seed)));
   const started = performance.now();
   const cloning = await cloneBehaviour({
@@ -383,17 +383,21 @@ async function cloneForSeed(seed: number, directory: string): Promise<void> {
     `seed ${seed} bc: epoch ${cloning.bestEpoch}, held-out NLL ${cloning.initialHeldOutNegativeLogLikelihood.toFixed(3)} -> ${cloning.bestHeldOutNegativeLogLikelihood.toFixed(3)} (${cloningSeconds.toFixed(0)} s)`,
   );
   await cloned.saveState(directory);
+  return cloningSeconds;
 }
 
 try {
   for (const seed of seeds) {
     // One behaviour-cloned policy per seed; every trained condition starts from it.
     const bcDirectory = join(scratch, `bc-${seed}`);
+    // Seconds of behaviour cloning, counted in every trained condition's training time (0
+    // when the policy comes from an earlier run).
+    let cloningSeconds = 0;
     if (values['bc-from'] !== undefined) {
       await cp(join(resolve(values['bc-from']), `bc-${seed}`), bcDirectory, { recursive: true });
       log(`seed ${seed} bc: the policy cloned by an earlier run (${values['bc-from']})`);
     } else {
-      await cloneForSeed(seed, bcDirectory);
+      cloningSeconds = await cloneForSeed(seed, bcDirectory);
     }
     const gapTasks = new SeededRandom(seed)
       .fork('gap-tasks')
