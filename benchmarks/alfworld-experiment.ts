@@ -82,7 +82,8 @@ const maxSteps = Number(values['max-steps']);
 const servers = Number(values.servers);
 const modes = values.modes!.split(',') as ('greedy' | 'sampled')[];
 const gapTaskCount = Number(values['gap-tasks']);
-const conditionNames = values.conditions!.split(',');
+// `--conditions ''` runs nothing and rewrites the summary and the report from the results file.
+const conditionNames = values.conditions!.split(',').filter(Boolean);
 const resultsDirectory = resolve(import.meta.dirname, 'results');
 const resultsFile = join(resultsDirectory, 'alfworld.json');
 const splits = ['valid_seen', 'valid_unseen'] as const;
