@@ -1,42 +1,14 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { TrajectorySchema } from '@dreamgym/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CommandIo, runCli } from './cli.js';
+import { runCli } from './cli.js';
+import { captureIo, dataRoot } from './cli.test-support.js';
 
-function dataRoot(): string {
-  const root = process.env.DREAMGYM_DATA_DIR;
-  if (!root || !existsSync(join(root, 'alfworld'))) {
-    throw new Error(
-      'Set DREAMGYM_DATA_DIR to the shared data folder (it must hold alfworld/); CI uses ../shared/data.',
-    );
-  }
-  return resolve(root);
-}
-
-function capture(
-  env: NodeJS.ProcessEnv = {},
-): CommandIo & { out: () => string; err: () => string } {
-  let out = '';
-  let err = '';
-  return {
-    stdout: { write: (text: string) => (out += text) },
-    stderr: {
-      write: (text: string) => {
-        err += text;
-        if (process.env.DEBUG_CLI) process.stdout.write(text);
-      },
-    },
-    env,
-    cwd: process.cwd(),
-    out: () => out,
-    err: () => err,
-  };
-}
+const capture = (env: NodeJS.ProcessEnv = {}) => captureIo({ env });
 
 let directory: string;
 beforeAll(async () => {

@@ -1,32 +1,12 @@
-/**
- * `dreamgym annotate` for real: SmolLM2 in process writes reasoning traces for ALFWorld
- * expert transitions, a second run resumes, and the SFT set is exported in the compact
- * experience format.
- */
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compactExperienceFormat, ExperienceSftExampleSchema } from '@dreamgym/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CommandIo, runCli } from '../cli.js';
+import { runCli } from '../cli.js';
+import { captureIo, dataRoot } from '../cli.test-support.js';
 
-function capture(): CommandIo & { out: () => string; err: () => string } {
-  let out = '';
-  let err = '';
-  const env = { ...process.env };
-  if (!env.DREAMGYM_DATA_DIR || !existsSync(join(env.DREAMGYM_DATA_DIR, 'alfworld'))) {
-    throw new Error('Set DREAMGYM_DATA_DIR to the shared data folder (it must hold alfworld/).');
-  }
-  return {
-    stdout: { write: (text: string) => (out += text) },
-    stderr: { write: (text: string) => (err += text) },
-    env,
-    cwd: process.cwd(),
-    out: () => out,
-    err: () => err,
-  };
-}
+const capture = () => captureIo({ env: { ...process.env, DREAMGYM_DATA_DIR: dataRoot() } });
 
 let directory: string;
 beforeAll(async () => {

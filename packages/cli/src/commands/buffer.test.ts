@@ -1,32 +1,11 @@
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type CommandIo, runCli } from '../cli.js';
+import { runCli } from '../cli.js';
+import { captureIo, dataRoot } from '../cli.test-support.js';
 
-function dataRoot(): string {
-  const root = process.env.DREAMGYM_DATA_DIR;
-  if (!root || !existsSync(join(root, 'alfworld'))) {
-    throw new Error(
-      'Set DREAMGYM_DATA_DIR to the shared data folder (it must hold alfworld/); CI uses ../shared/data.',
-    );
-  }
-  return resolve(root);
-}
-
-function capture(): CommandIo & { out: () => string; err: () => string } {
-  let out = '';
-  let err = '';
-  return {
-    stdout: { write: (text: string) => (out += text) },
-    stderr: { write: (text: string) => (err += text) },
-    env: { DREAMGYM_DATA_DIR: dataRoot() },
-    cwd: process.cwd(),
-    out: () => out,
-    err: () => err,
-  };
-}
+const capture = () => captureIo({ env: { DREAMGYM_DATA_DIR: dataRoot() } });
 
 const directories: string[] = [];
 afterAll(async () => {

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { loadAlfworldExpertTrajectories } from '@dreamgym/alfworld';
 import type { Trajectory } from '@dreamgym/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CommandIo, runCli } from '../cli.js';
+import { runCli } from '../cli.js';
+import { captureIo } from '../cli.test-support.js';
 
 const root = process.env.DREAMGYM_DATA_DIR;
 if (!root || !existsSync(join(root, 'alfworld', 'train'))) {
@@ -20,18 +21,7 @@ if (!root || !existsSync(join(root, 'alfworld', 'train'))) {
 const data = join(root, 'alfworld');
 const GAME = 'train/look_at_obj_in_light-Bowl-None-DeskLamp-304/trial_T20190907_232204_574574';
 
-function capture(directory: string): CommandIo & { out: () => string; err: () => string } {
-  let out = '';
-  let err = '';
-  return {
-    stdout: { write: (text: string) => (out += text) },
-    stderr: { write: (text: string) => (err += text) },
-    env: {},
-    cwd: directory,
-    out: () => out,
-    err: () => err,
-  };
-}
+const capture = (directory: string) => captureIo({ cwd: directory });
 
 let directory: string;
 beforeAll(async () => {

@@ -9,20 +9,10 @@ import { type StaticServer, serveDirectory } from '@dreamgym/browser';
 import type { Trajectory } from '@dreamgym/core';
 import { loadWebarenaTrajectories } from '@dreamgym/webarena-lite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CommandIo, runCli } from '../cli.js';
+import { runCli } from '../cli.js';
+import { captureIo } from '../cli.test-support.js';
 
-function capture(): CommandIo & { out: () => string; err: () => string } {
-  let out = '';
-  let err = '';
-  return {
-    stdout: { write: (text: string) => (out += text) },
-    stderr: { write: (text: string) => (err += text) },
-    env: {},
-    cwd: process.cwd(),
-    out: () => out,
-    err: () => err,
-  };
-}
+const capture = () => captureIo();
 
 let directory: string;
 let server: StaticServer;

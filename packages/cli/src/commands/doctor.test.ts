@@ -11,23 +11,12 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../cli.js';
-import type { CommandIo } from '../command-arguments.js';
+import { captureIo } from '../cli.test-support.js';
 import { doctorCommand } from './doctor.js';
 
 const repositoryRoot = resolve(import.meta.dirname, '../../../..');
 
-function capture(cwd: string): CommandIo & { out: () => string; err: () => string } {
-  let out = '';
-  let err = '';
-  return {
-    stdout: { write: (text: string) => (out += text) },
-    stderr: { write: (text: string) => (err += text) },
-    env: { ...process.env },
-    cwd,
-    out: () => out,
-    err: () => err,
-  };
-}
+const capture = (cwd: string) => captureIo({ env: { ...process.env }, cwd });
 
 let scratch: string;
 

@@ -9,20 +9,10 @@ import { mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CommandIo, runCli } from '../cli.js';
+import { runCli } from '../cli.js';
+import { captureIo } from '../cli.test-support.js';
 
-function capture(): CommandIo & { out: () => string; err: () => string } {
-  let out = '';
-  let err = '';
-  return {
-    stdout: { write: (text: string) => (out += text) },
-    stderr: { write: (text: string) => (err += text) },
-    env: {},
-    cwd: process.cwd(),
-    out: () => out,
-    err: () => err,
-  };
-}
+const capture = () => captureIo();
 
 async function sha256(path: string): Promise<string> {
   const hash = createHash('sha256');

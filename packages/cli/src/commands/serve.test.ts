@@ -1,36 +1,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { type CommandIo, runCli } from '../cli.js';
+import { runCli } from '../cli.js';
+import { captureIo, dataRoot } from '../cli.test-support.js';
 
 const repository = resolve(import.meta.dirname, '../../../..');
 
-function dataRoot(): string {
-  const root = process.env.DREAMGYM_DATA_DIR;
-  if (!root || !existsSync(join(root, 'alfworld'))) {
-    throw new Error(
-      'Set DREAMGYM_DATA_DIR to the shared data folder (it must hold alfworld/); CI uses ../shared/data.',
-    );
-  }
-  return resolve(root);
-}
-
-function capture(): CommandIo & { out: () => string; err: () => string } {
-  let out = '';
-  let err = '';
-  return {
-    stdout: { write: (text: string) => (out += text) },
-    stderr: { write: (text: string) => (err += text) },
-    env: {},
-    cwd: process.cwd(),
-    out: () => out,
-    err: () => err,
-  };
-}
+const capture = () => captureIo();
 
 let directory: string;
 beforeAll(async () => {
