@@ -55,8 +55,9 @@ export function niceTicks(low: number, high: number, count = 5): number[] {
   return ticks;
 }
 
-function formatTick(value: number): string {
-  if (Math.abs(value) >= 10_000) return `${Math.round(value / 1000)}k`;
+/** A tick label: thousands as `k`, with the decimals that keep neighbouring ticks apart. */
+export function formatTick(value: number): string {
+  if (Math.abs(value) >= 10_000) return `${Number((value / 1000).toFixed(2))}k`;
   return Number.isInteger(value) ? String(value) : value.toFixed(2).replace(/0+$/, '');
 }
 
