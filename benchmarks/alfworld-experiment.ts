@@ -18,9 +18,10 @@
  *   DREAMGYM_DATA_DIR=../shared/data npm run alfworld-experiment -w dreamgym-benchmarks -- \
  *     [--seeds 1,2] [--budget 3000] [--iterations 12] [--seen 140] [--unseen 134] \
  *     [--modes greedy,sampled] [--gap-tasks 24] [--exploration FILE] [--conditions a,b] \
- *     [--bc-from DIR]
+ *     [--bc-from DIR] [--report-runs RUN_DIR ...]
  * `--bc-from DIR` starts from the behaviour-cloned policies an earlier run left in
- * DIR/bc-<seed>/ (its scratch folder, or a copy) instead of cloning again.
+ * DIR/bc-<seed>/ (its scratch folder, or a copy) instead of cloning again. `--report-runs`
+ * adds the training curves of run folders kept from earlier runs (`run-<seed>-<condition>`).
  * Writes benchmarks/results/alfworld.json after every condition (a partial run keeps what
  * finished; a re-run replaces the conditions and seeds it runs) and
  * benchmarks/results/alfworld-report.html.
@@ -28,7 +29,7 @@
 import { existsSync } from 'node:fs';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadRun, type ReportRun, renderReport, setUpDomain } from '@dreamgym/cli';
 import {
@@ -68,6 +69,7 @@ const { values } = parseArgs({
     },
     servers: { type: 'string', default: '2' },
     'bc-from': { type: 'string' },
+    'report-runs': { type: 'string', multiple: true },
   },
 });
 
@@ -245,6 +247,9 @@ const results: ConditionResult[] = (previous.results ?? []).filter(
     !(conditionNames.includes(result.condition) && seeds.includes(result.seed)),
 );
 const runs: ReportRun[] = [];
+for (const directory of values['report-runs'] ?? []) {
+  runs.push(await loadRun(resolve(directory), basename(directory).replace(/^run-\d+-/, '')));
+}
 
 /** Pooled over seeds: successes / episodes with the Wilson interval of the pool. */
 function pooled(condition: string, split: Split, mode: Mode) {
