@@ -482,6 +482,8 @@ try {
       await writeResults();
     }
   }
+  // With no condition to run, the summary and the report are rewritten from the results file.
+  if (conditionNames.length === 0) await writeResults();
 } finally {
   await realPool.closeAll();
   await rm(scratch, { recursive: true, force: true });
