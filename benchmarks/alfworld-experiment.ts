@@ -51,6 +51,7 @@ import {
   trajectoryToTransitions,
   wilsonInterval95,
 } from '@dreamgym/core';
+import { ABLATION_CONDITIONS, conditionConfig, PAPER_CONDITIONS } from './experiment-conditions.js';
 
 const { values } = parseArgs({
   options: {
@@ -109,34 +110,6 @@ function baseConfig(seed: number): DreamGymConfigInput {
     evaluation: { every: 0, environments: [] },
     simToReal: { realTransitionBudget: 0, tasksPerIteration: 8, rolloutsPerTask: 4 },
   };
-}
-
-/** What each condition trains: a loop configuration, or nothing (`random`, `bc`). */
-function conditionConfig(name: string, seed: number): DreamGymConfigInput | undefined {
-  const base = baseConfig(seed);
-  const simToReal = base.simToReal!;
-  switch (name) {
-    case 'random':
-    case 'bc':
-      return undefined;
-    case 'dreamgym':
-      return base;
-    case 'dreamgym-s2r':
-      return {
-        ...base,
-        simToReal: { ...simToReal, realTransitionBudget: Math.round(budget / 10) },
-      };
-    case 'real-rl':
-      return { ...base, iterations: 0, simToReal: { ...simToReal, realTransitionBudget: budget } };
-    case 'no-curriculum':
-      return { ...base, curriculum: { ...base.curriculum, enabled: false } };
-    case 'no-replay':
-      return { ...base, replayWriteBack: false };
-    case 'no-retrieval':
-      return { ...base, retrieval: { enabled: false, k: 8 } };
-    default:
-      throw new Error(`Unknown condition ${name}.`);
-  }
 }
 
 interface ConditionResult {
@@ -412,7 +385,10 @@ try {
 
     for (const condition of conditionNames) {
       log(`== seed ${seed}: ${condition}`);
-      const config = conditionConfig(condition, seed);
+      const config = conditionConfig(condition, baseConfig(seed), budget, [
+        ...PAPER_CONDITIONS,
+        ...ABLATION_CONDITIONS,
+      ]);
       const policy = createLinearSoftmaxPolicy(parseDreamGymConfig(baseConfig(seed)));
       if (condition !== 'random') await policy.loadState(bcDirectory);
       const buffer = await freshBuffer(`${seed}-${condition}`);

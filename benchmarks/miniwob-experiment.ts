@@ -61,6 +61,7 @@ import {
   MINIWOB_EXPERIMENT_TASKS,
   type MiniwobDatasetSummary,
 } from '@dreamgym/miniwob';
+import { conditionConfig, PAPER_CONDITIONS } from './experiment-conditions.js';
 
 const { values } = parseArgs({
   options: {
@@ -131,28 +132,6 @@ function baseConfig(seed: number): DreamGymConfigInput {
     evaluation: { every: 0, environments: [] },
     simToReal: { realTransitionBudget: 0, tasksPerIteration: 8, rolloutsPerTask: 4 },
   };
-}
-
-/** What each condition trains: a loop configuration, or nothing (`random`, `bc`). */
-function conditionConfig(name: string, seed: number): DreamGymConfigInput | undefined {
-  const base = baseConfig(seed);
-  const simToReal = base.simToReal!;
-  switch (name) {
-    case 'random':
-    case 'bc':
-      return undefined;
-    case 'dreamgym':
-      return base;
-    case 'dreamgym-s2r':
-      return {
-        ...base,
-        simToReal: { ...simToReal, realTransitionBudget: Math.round(budget / 10) },
-      };
-    case 'real-rl':
-      return { ...base, iterations: 0, simToReal: { ...simToReal, realTransitionBudget: budget } };
-    default:
-      throw new Error(`Unknown condition ${name}.`);
-  }
 }
 
 /** Success of a set of episodes, with the Wilson interval. */
@@ -540,7 +519,7 @@ try {
 
     for (const condition of conditionNames) {
       log(`== seed ${seed}: ${condition}`);
-      const config = conditionConfig(condition, seed);
+      const config = conditionConfig(condition, baseConfig(seed), budget, PAPER_CONDITIONS);
       const policy = createLinearSoftmaxPolicy(parseDreamGymConfig(baseConfig(seed)));
       if (condition !== 'random') await policy.loadState(bcDirectory);
       const buffer = await freshBuffer(`${seed}-${condition}`);
