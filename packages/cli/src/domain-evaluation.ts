@@ -4,6 +4,7 @@
  */
 import {
   type EvaluationMetrics,
+  type ExperienceModel,
   evaluatePolicy,
   type Policy,
   type SeededRandom,
@@ -25,9 +26,11 @@ export function evaluateOnDomain(
     concurrency: number;
     random: SeededRandom;
     episodesPerTask?: number;
+    /** The synthetic environment's experience model; default the domain's embedded one. */
+    experienceModel?: ExperienceModel;
   },
 ): Promise<EvaluationMetrics> {
-  const { environment, k, ...rest } = options;
+  const { environment, k, experienceModel = domain.experienceModel, ...rest } = options;
   return evaluatePolicy({
     ...rest,
     environment,
@@ -36,7 +39,7 @@ export function evaluateOnDomain(
         ? domain.realEnvironment
         : () =>
             new SyntheticEnvironment({
-              model: domain.experienceModel,
+              model: experienceModel,
               retriever: domain.replayBuffer,
               adapter: domain.adapter,
               k,

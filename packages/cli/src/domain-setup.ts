@@ -9,6 +9,7 @@ import {
   ConfigError,
   DatasetNotFoundError,
   type DomainAdapter,
+  type EmbeddingModel,
   type Environment,
   HashingEmbedder,
   ReplayBuffer,
@@ -69,10 +70,14 @@ async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   return result;
 }
 
-/** Loads a domain for training or evaluation; errors say which flag to fix. */
+/**
+ * Loads a domain for training or evaluation; errors say which flag to fix. `parts.embedder`
+ * replaces the replay buffer's hashing embedder (`--embedder openai`).
+ */
 export async function setUpDomain(
   input: DomainSetupOptions,
   log: (message: string) => void = () => {},
+  parts: { embedder?: EmbeddingModel } = {},
 ): Promise<DomainSetup> {
   const parsed = DomainSetupOptionsSchema.safeParse(input);
   if (!parsed.success) {
@@ -124,7 +129,7 @@ export async function setUpDomain(
   );
   const index =
     options.index === 'auto' ? (transitions.length > 20_000 ? 'hnsw' : 'flat') : options.index;
-  const embedder = new HashingEmbedder({ dimension: options.embeddingDimension });
+  const embedder = parts.embedder ?? new HashingEmbedder({ dimension: options.embeddingDimension });
   const started = performance.now();
   const replayBuffer = ReplayBuffer.create({ embedder, index: { type: index } });
   await replayBuffer.add(transitions);

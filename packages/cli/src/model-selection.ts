@@ -315,6 +315,24 @@ export interface SelectionContext extends SelectionEnvironment {
   retrievalModel: ExperienceModel;
   /** Progress lines. */
   log?: (message: string) => void;
+  /**
+   * The embedder to use, when the command built it earlier (for the replay buffer, before the
+   * domain's other parts): default {@link createEmbedder} of the selection.
+   */
+  embedder?: EmbeddingModel;
+}
+
+/** The replay-buffer embedder a selection names: hashing (256 dimensions) or an OpenAI-compatible server. */
+export function createEmbedder(
+  selection: Pick<ModelSelection, 'embedder' | 'embeddingModel' | 'embeddingBaseUrl'>,
+  env: NodeJS.ProcessEnv,
+): EmbeddingModel {
+  return selection.embedder === 'openai'
+    ? new OpenAICompatibleEmbeddingModel(
+        { baseURL: selection.embeddingBaseUrl!, model: selection.embeddingModel! },
+        { env },
+      )
+    : new HashingEmbedder({ dimension: 256 });
 }
 
 /** The parts a selection produced. `undefined` parts keep the command's embedded defaults. */
@@ -347,13 +365,7 @@ export async function selectModels(
   context: SelectionContext,
 ): Promise<SelectedModels> {
   const { adapter } = context;
-  const embedder: EmbeddingModel =
-    selection.embedder === 'openai'
-      ? new OpenAICompatibleEmbeddingModel(
-          { baseURL: selection.embeddingBaseUrl!, model: selection.embeddingModel! },
-          { env: context.env },
-        )
-      : new HashingEmbedder({ dimension: 256 });
+  const embedder = context.embedder ?? createEmbedder(selection, context.env);
   const opened = usesChatModel(selection) ? await openChatModel(selection, context) : undefined;
   const describe: string[] = [];
   const chatName = opened

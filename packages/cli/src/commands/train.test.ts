@@ -53,7 +53,9 @@ describe('dreamgym train --policy', () => {
         stray,
       ),
     ).toBe(2);
-    expect(stray.err()).toMatch(/--model is a setting of the LLM policy: add --policy llm/);
+    expect(stray.err()).toMatch(
+      /--model names the LLM of --experience llm\|hybrid, --task-generator llm and --policy llm, and none of them is selected/,
+    );
 
     const badKind = capture({ DREAMGYM_DATA_DIR: dataRoot() });
     expect(

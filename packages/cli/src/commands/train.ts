@@ -1,11 +1,14 @@
 /**
  * `dreamgym train`: DreamGym training of one domain (synthetic phase, then optional
- * sim-to-real), with the untrained and trained policy evaluated before and after.
+ * sim-to-real), with the untrained and trained policy evaluated before and after. Every
+ * model-backed part is chosen by flags (`--experience`, `--task-generator`, `--embedder`,
+ * `--policy`), backed by one `--model`: in process (`local`, a GGUF) or behind `--base-url`.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
+  ConfigError,
   type DreamGymConfigInput,
   DreamGymLoop,
   type EvaluationMetrics,
@@ -29,6 +32,15 @@ import {
 } from '../command-arguments.js';
 import { evaluateOnDomain } from '../domain-evaluation.js';
 import { type DomainSetupOptions, DomainSetupOptionsSchema, setUpDomain } from '../domain-setup.js';
+import {
+  createEmbedder,
+  loadLlamaRuntime,
+  MODEL_SELECTION_FLAGS,
+  type ModelSelection,
+  parseModelSelection,
+  selectModels,
+  usesChatModel,
+} from '../model-selection.js';
 import { ProgressReporter } from '../progress.js';
 import {
   createRunPolicy,
@@ -59,11 +71,35 @@ Run:
   --resume                   continue the run in --run-dir from its last checkpoint
   --no-baseline              do not evaluate the untrained policy first
 
+Models (the defaults are embedded and need no model; one --model backs every LLM part):
+  --experience embedded|llm|hybrid   experience model: retrieval over the offline transitions
+                             (default), the reasoning LLM, or the LLM grounded by retrieval
+  --task-generator mutation|llm   curriculum task generator: the adapter's mutations (default)
+                             or the LLM writing variations of informative tasks
+  --embedder hashing|openai  replay-buffer embedder (default hashing)
+  --model local|PATH.gguf|NAME   the LLM: local (SmolLM2-135M-Instruct in process, the default),
+                             any GGUF file, or with --base-url the served model's name. The
+                             experience model and the task generator share one loaded copy;
+                             --policy llm loads its own (training changes its weights)
+  --base-url URL             an OpenAI-compatible server (vLLM, SGLang, Ollama, dreamgym model
+                             serve) for --experience and --task-generator; API key from
+                             DREAMGYM_API_KEY or OPENAI_API_KEY
+  --experience-format compact|standard   experience prompt (default: compact for local models)
+  --experience-temperature X sampling temperature of the experience model (default 0)
+  --embedding-model NAME     embedding model of --embedder openai
+  --embedding-base-url URL   its server (default --base-url)
+  --model-concurrency N  --model-context-size N  --model-threads N   the in-process model of
+                             --experience and --task-generator (the LLM policy's settings are
+                             the "llmPolicy" object of --config)
+  A resumed run keeps its models (models.json); only --base-url, --embedding-base-url,
+  --model-concurrency and --model-threads may change.
+
 Policy:
   --policy linear|llm        the policy to train: linear softmax (default, embedded) or an LLM
                              (@dreamgym/llama: llama.cpp acts, the torch worker in
                              trainers/python learns with LoRA; needs the project's Python)
-  --model local|PATH.gguf|NAME   the LLM of --policy llm (default local: SmolLM2-135M-Instruct)
+  --policy-model local|PATH.gguf|NAME   the LLM policy's model (default --model, or local);
+                             always in process, so name it when --base-url serves the others
   --policy-action generate|score   the LLM writes its action (default) or chooses among the
                              admissible actions by likelihood
   --policy-device cpu|cuda   where the LLM's gradient steps run (default cpu)
@@ -120,8 +156,8 @@ const TRAIN_OPTIONS: FlagSpecs = {
   'eval-mode': { type: 'string' },
   'gap-tasks': { type: 'string' },
   'warm-start': { type: 'string' },
-  policy: { type: 'string' },
-  model: { type: 'string' },
+  ...MODEL_SELECTION_FLAGS,
+  'policy-model': { type: 'string' },
   'policy-action': { type: 'string' },
   'policy-device': { type: 'string' },
   'policy-package': { type: 'string' },
@@ -239,7 +275,7 @@ function policySettings(values: FlagValues, fileLlmPolicy: unknown): RunPolicySe
   const kind = string('policy') ?? (fileLlmPolicy === undefined ? 'linear' : 'llm');
   if (kind !== 'linear' && kind !== 'llm')
     fail(`--policy must be linear or llm, got "${kind}".`, '--policy');
-  const llmFlags = ['model', 'policy-action', 'policy-device', 'policy-package'].filter(
+  const llmFlags = ['policy-model', 'policy-action', 'policy-device', 'policy-package'].filter(
     (name) => values[name] !== undefined,
   );
   if (kind === 'linear') {
@@ -259,7 +295,16 @@ function policySettings(values: FlagValues, fileLlmPolicy: unknown): RunPolicySe
   const settings: Record<string, unknown> = structuredClone(
     (fileLlmPolicy as Record<string, unknown> | undefined) ?? {},
   );
-  if (string('model') !== undefined) settings.model = string('model');
+  // The policy trains in process: --model backs it unless that model is behind a server.
+  const model =
+    string('policy-model') ?? (string('base-url') === undefined ? string('model') : undefined);
+  if (model !== undefined) settings.model = model;
+  else if (string('base-url') !== undefined && settings.model === undefined) {
+    fail(
+      `--policy llm trains its model in process, and --model ${string('model') ?? '(none)'} is served at --base-url: name the policy's local model with --policy-model local|PATH.gguf.`,
+      '--policy-model',
+    );
+  }
   const action = string('policy-action');
   if (action !== undefined) {
     if (action !== 'generate' && action !== 'score')
@@ -273,6 +318,126 @@ function policySettings(values: FlagValues, fileLlmPolicy: unknown): RunPolicySe
     settings.trainer = { ...((settings.trainer as Record<string, unknown>) ?? {}), device };
   }
   return { kind: 'llm', package: string('policy-package') ?? LLM_POLICY_PACKAGE, settings };
+}
+
+/** The model flags a run keeps in `models.json`, so a resumed run builds the same parts. */
+const SAVED_MODEL_FLAGS = [
+  'experience',
+  'task-generator',
+  'embedder',
+  'model',
+  'base-url',
+  'experience-format',
+  'experience-temperature',
+  'embedding-model',
+  'embedding-base-url',
+  'model-concurrency',
+  'model-context-size',
+  'model-threads',
+] as const;
+/** Where the servers are and how the local model runs may change on resume; which models, not. */
+const RESUMABLE_MODEL_FLAGS = new Set<string>([
+  'base-url',
+  'embedding-base-url',
+  'model-concurrency',
+  'model-threads',
+]);
+const MODELS_FILE = 'models.json';
+
+/** The model flags saved in a run folder: `{}` (every default) for runs written before it existed. */
+async function readModelFlags(runDirectory: string): Promise<Record<string, string>> {
+  const file = join(runDirectory, MODELS_FILE);
+  if (!existsSync(file)) return {};
+  let raw: unknown;
+  try {
+    raw = JSON.parse(await readFile(file, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(`${file} is not JSON: ${(error as Error).message}`, {
+      field: '--run-dir',
+      cause: error,
+    });
+  }
+  const entries = typeof raw === 'object' && raw !== null ? Object.entries(raw) : [];
+  const bad = entries.find(
+    ([key, value]) =>
+      !(SAVED_MODEL_FLAGS as readonly string[]).includes(key) || typeof value !== 'string',
+  );
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || bad) {
+    throw new ConfigError(
+      `${file} must map model flags (${SAVED_MODEL_FLAGS.join(', ')}) to strings${bad ? `; "${bad[0]}" is not one` : ''}.`,
+      { field: '--run-dir' },
+    );
+  }
+  return raw as Record<string, string>;
+}
+
+/**
+ * The model flags of the run (those given, or on resume the saved ones with the resumable
+ * overrides) and what they select, checked before anything loads: every flag must back a
+ * part that is selected, and each error names its flag.
+ */
+export function modelSettings(
+  values: FlagValues,
+  options: { policy: 'linear' | 'llm'; saved?: Record<string, string>; runDirectory: string },
+): { flags: Record<string, string>; selection: ModelSelection } {
+  const given = (flag: string) => values[flag] as string | undefined;
+  const flags: Record<string, string> = { ...options.saved };
+  for (const flag of SAVED_MODEL_FLAGS) {
+    const value = given(flag);
+    if (value === undefined) continue;
+    if (options.saved && !RESUMABLE_MODEL_FLAGS.has(flag) && options.saved[flag] !== value) {
+      fail(
+        `${options.runDirectory} was trained with ${options.saved[flag] === undefined ? `the default --${flag}` : `--${flag} ${options.saved[flag]}`} (${MODELS_FILE}); --resume continues it as it started: drop --${flag} ${value}.`,
+        `--${flag}`,
+      );
+    }
+    flags[flag] = value;
+  }
+  const experience = flags.experience ?? 'embedded';
+  const chatParts = [
+    ...(experience !== 'embedded' ? [`--experience ${experience}`] : []),
+    ...(flags['task-generator'] === 'llm' ? ['--task-generator llm'] : []),
+  ];
+  const needs = (flag: string, what: string) => {
+    if (flags[flag] !== undefined) fail(`--${flag} ${what}`, `--${flag}`);
+  };
+  if (chatParts.length === 0) {
+    needs(
+      'base-url',
+      options.policy === 'llm'
+        ? 'is the server of --experience llm|hybrid and --task-generator llm, and neither is selected; --policy llm runs its model in process (--model local|PATH.gguf).'
+        : 'is the server of --experience llm|hybrid and --task-generator llm, and neither is selected (an embedding server alone: --embedding-base-url URL).',
+    );
+    if (options.policy === 'linear') {
+      needs(
+        'model',
+        'names the LLM of --experience llm|hybrid, --task-generator llm and --policy llm, and none of them is selected: add the part it should back.',
+      );
+    }
+    for (const flag of ['model-concurrency', 'model-context-size', 'model-threads']) {
+      needs(
+        flag,
+        'is a setting of the in-process model of --experience llm|hybrid and --task-generator llm, and neither is selected (the LLM policy takes its settings from the "llmPolicy" object of --config).',
+      );
+    }
+  } else if (flags['base-url'] !== undefined) {
+    for (const flag of ['model-concurrency', 'model-context-size', 'model-threads']) {
+      needs(flag, 'is a setting of an in-process model; the server at --base-url has its own.');
+    }
+  }
+  if (experience === 'embedded') {
+    for (const flag of ['experience-format', 'experience-temperature']) {
+      needs(flag, 'is a setting of the LLM experience model: add --experience llm or hybrid.');
+    }
+  }
+  if (flags.embedder !== 'openai') {
+    for (const flag of ['embedding-model', 'embedding-base-url']) {
+      needs(flag, 'is a setting of --embedder openai.');
+    }
+  }
+  // The policy is train's own (a trainable LLM policy, see run-policy.ts), not the selection's.
+  const selection = parseModelSelection({ ...flags, policy: 'linear' });
+  return { flags, selection };
 }
 
 async function train(args: string[], io: CommandIo): Promise<number> {
@@ -299,6 +464,7 @@ async function train(args: string[], io: CommandIo): Promise<number> {
   const setupFile = join(runDirectory, 'setup.json');
   let fileSettings: Record<string, unknown> = {};
   let savedPolicy: RunPolicySettings | undefined;
+  let savedModels: Record<string, string> | undefined;
   if (values.resume && existsSync(setupFile)) {
     // A resumed run keeps the settings it started with; flags may not change them.
     fileSettings = {
@@ -306,6 +472,7 @@ async function train(args: string[], io: CommandIo): Promise<number> {
       setup: await readJsonFile(setupFile, '--run-dir'),
     };
     savedPolicy = await readRunPolicySettings(runDirectory);
+    savedModels = await readModelFlags(runDirectory);
   } else if (values.config) {
     fileSettings = await readJsonFile(resolve(io.cwd, values.config as string), '--config');
   }
@@ -318,14 +485,27 @@ async function train(args: string[], io: CommandIo): Promise<number> {
     );
   }
   const policySettings = savedPolicy ?? settings.policy;
-  // Before the domain loads: a missing LLM package fails at once.
+  const models = modelSettings(values, {
+    policy: policySettings.kind,
+    ...(savedModels ? { saved: savedModels } : {}),
+    runDirectory,
+  });
+  const { selection } = models;
+  // The worker and the model cache need PATH and HOME even where the caller passes a partial environment.
+  const env = { ...process.env, ...io.env };
+  // Before the domain loads: a missing LLM package or model file fails at once.
   const llmModule =
     policySettings.kind === 'llm' ? await loadLlmPolicyModule(policySettings.package) : undefined;
+  if (usesChatModel(selection) && selection.baseUrl === undefined) {
+    (await loadLlamaRuntime()).resolveModelPath(selection.model, { env, cwd: io.cwd });
+  }
   const log = (message: string) => io.stderr.write(`${message}\n`);
-  const domain = await setUpDomain(setup, log);
+  const embedder = selection.embedder === 'openai' ? createEmbedder(selection, env) : undefined;
+  const domain = await setUpDomain(setup, log, embedder ? { embedder } : {});
   await mkdir(runDirectory, { recursive: true });
   await writeFile(setupFile, `${JSON.stringify(setup, null, 2)}\n`);
   await writeRunPolicySettings(runDirectory, policySettings);
+  await writeFile(join(runDirectory, MODELS_FILE), `${JSON.stringify(models.flags, null, 2)}\n`);
   if ((config.evaluation as { environments?: unknown } | undefined)?.environments === undefined) {
     // Real success is what matters, where the adapter's real environment runs as it is.
     const evaluation = { ...((config.evaluation as Record<string, unknown> | undefined) ?? {}) };
@@ -340,21 +520,34 @@ async function train(args: string[], io: CommandIo): Promise<number> {
   const evaluationEnvironment = resolved.evaluation.environments.includes('real')
     ? 'real'
     : 'synthetic';
-  const runPolicy = await createRunPolicy({
-    settings: policySettings,
-    config: resolved,
+  const selected = await selectModels(selection, {
     adapter: domain.adapter,
-    runDirectory,
-    ...(llmModule ? { module: llmModule } : {}),
-    // The worker needs PATH and HOME even where the caller passes a partial environment.
-    env: { ...process.env, ...io.env },
+    retrievalModel: domain.experienceModel,
+    env,
+    cwd: io.cwd,
     log,
+    ...(embedder ? { embedder } : {}),
   });
-  log(`policy: ${runPolicy.description}`);
+  // The policy line is train's own (below): the selection's policy is always linear here.
+  for (const line of selected.describe()) if (!line.startsWith('policy:')) log(line);
   try {
-    return await trainWith(runPolicy.policy);
+    const runPolicy = await createRunPolicy({
+      settings: policySettings,
+      config: resolved,
+      adapter: domain.adapter,
+      runDirectory,
+      ...(llmModule ? { module: llmModule } : {}),
+      env,
+      log,
+    });
+    log(`policy: ${runPolicy.description}`);
+    try {
+      return await trainWith(runPolicy.policy);
+    } finally {
+      await runPolicy.close();
+    }
   } finally {
-    await runPolicy.close();
+    await selected.dispose();
   }
 
   async function trainWith(policy: TrainablePolicy): Promise<number> {
@@ -367,6 +560,7 @@ async function train(args: string[], io: CommandIo): Promise<number> {
         );
         const metrics = await evaluateOnDomain(domain, {
           policy,
+          experienceModel: selected.experienceModel,
           environment: evaluationEnvironment,
           tasks: domain.evaluationTasks,
           maxSteps: resolved.maxSteps,
@@ -392,8 +586,13 @@ async function train(args: string[], io: CommandIo): Promise<number> {
       components: {
         adapter: domain.adapter,
         policy,
-        experienceModel: domain.experienceModel,
+        experienceModel: selected.experienceModel,
         replayBuffer: domain.replayBuffer,
+        // The loop's default generator dedupes exactly; the selection's adds embedding
+        // similarity, which the default run keeps out so its results stay as they were.
+        ...(selection.taskGenerator === 'llm' || selection.embedder === 'openai'
+          ? { taskGenerator: selected.taskGenerator }
+          : {}),
         seedTasks: domain.seedTasks,
         evaluationTasks: domain.evaluationTasks,
         demonstrations: domain.offlineTrajectories,
