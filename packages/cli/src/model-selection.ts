@@ -322,13 +322,17 @@ export interface SelectionContext extends SelectionEnvironment {
   embedder?: EmbeddingModel;
 }
 
-/** The replay-buffer embedder a selection names: hashing (256 dimensions) or an OpenAI-compatible server. */
-export function createEmbedder(
+/**
+ * The replay-buffer embedder a selection names: hashing (256 dimensions) or an
+ * OpenAI-compatible server, asked once for its dimension (a replay buffer needs it up front,
+ * and an unreachable server fails here rather than mid-run).
+ */
+export async function createEmbedder(
   selection: Pick<ModelSelection, 'embedder' | 'embeddingModel' | 'embeddingBaseUrl'>,
   env: NodeJS.ProcessEnv,
-): EmbeddingModel {
+): Promise<EmbeddingModel> {
   return selection.embedder === 'openai'
-    ? new OpenAICompatibleEmbeddingModel(
+    ? await OpenAICompatibleEmbeddingModel.connect(
         { baseURL: selection.embeddingBaseUrl!, model: selection.embeddingModel! },
         { env },
       )
@@ -365,7 +369,7 @@ export async function selectModels(
   context: SelectionContext,
 ): Promise<SelectedModels> {
   const { adapter } = context;
-  const embedder = context.embedder ?? createEmbedder(selection, context.env);
+  const embedder = context.embedder ?? (await createEmbedder(selection, context.env));
   const opened = usesChatModel(selection) ? await openChatModel(selection, context) : undefined;
   const describe: string[] = [];
   const chatName = opened

@@ -11,6 +11,7 @@ import {
   ConfigError,
   type DreamGymConfigInput,
   DreamGymLoop,
+  type EmbeddingModel,
   type EvaluationMetrics,
   type IterationMetrics,
   parseDreamGymConfig,
@@ -440,6 +441,21 @@ export function modelSettings(
   return { flags, selection };
 }
 
+/** The `--embedder openai` client, asked for its dimension now; a failure names the flag. */
+async function connectEmbedder(
+  selection: ModelSelection,
+  env: NodeJS.ProcessEnv,
+): Promise<EmbeddingModel> {
+  try {
+    return await createEmbedder(selection, env);
+  } catch (error) {
+    throw new ConfigError(
+      `--embedder openai could not use ${selection.embeddingModel} at ${selection.embeddingBaseUrl}: ${(error as Error).message} Check --embedding-base-url (default --base-url) and --embedding-model.`,
+      { field: '--embedding-base-url', cause: error },
+    );
+  }
+}
+
 async function train(args: string[], io: CommandIo): Promise<number> {
   const values = parseFlags(args, TRAIN_OPTIONS, TRAIN_USAGE);
   if (values.help) {
@@ -499,8 +515,9 @@ async function train(args: string[], io: CommandIo): Promise<number> {
   if (usesChatModel(selection) && selection.baseUrl === undefined) {
     (await loadLlamaRuntime()).resolveModelPath(selection.model, { env, cwd: io.cwd });
   }
+  const embedder =
+    selection.embedder === 'openai' ? await connectEmbedder(selection, env) : undefined;
   const log = (message: string) => io.stderr.write(`${message}\n`);
-  const embedder = selection.embedder === 'openai' ? createEmbedder(selection, env) : undefined;
   const domain = await setUpDomain(setup, log, embedder ? { embedder } : {});
   await mkdir(runDirectory, { recursive: true });
   await writeFile(setupFile, `${JSON.stringify(setup, null, 2)}\n`);
