@@ -187,6 +187,44 @@ describe('LlamaChatModel on SmolLM2-135M-Instruct', () => {
     expect(next.usage.promptTokens).toBeGreaterThan(reply.usage.promptTokens);
   });
 
+  it('scores and samples the same whatever the KV cache held and whatever ran beside', async () => {
+    const system = {
+      role: 'system' as const,
+      content: `You are in a corridor of rooms. ${'Take the key, then open the door. '.repeat(6)}`,
+    };
+    const here = [system, { role: 'user' as const, content: 'You are in room 1. You see a key.' }];
+    const there = [
+      system,
+      { role: 'user' as const, content: 'You are in room 2. You see a door.' },
+    ];
+    const continuations = ['take key', 'go right', 'open door'];
+    const fresh = await LlamaChatModel.load({ model: 'local', contextSize: 512, concurrency: 2 });
+    try {
+      // From an empty cache: the whole prompt in one go.
+      const cold = await fresh.scoreContinuations({ messages: here, continuations });
+      const coldSample = await fresh.chat({
+        messages: there,
+        seed: 7,
+        maxTokens: 8,
+        logprobs: true,
+      });
+      // The system prompt cached by another request, and two requests batched together.
+      const [warm, warmSample] = await Promise.all([
+        fresh.scoreContinuations({ messages: here, continuations: [...continuations].reverse() }),
+        fresh.chat({ messages: there, seed: 7, maxTokens: 8, logprobs: true }),
+      ]);
+      expect(warm.scores.map((score) => score.logprob).reverse()).toEqual(
+        cold.scores.map((score) => score.logprob),
+      );
+      expect(warmSample.text).toBe(coldSample.text);
+      expect(warmSample.tokens.map((token) => token.logprob)).toEqual(
+        coldSample.tokens.map((token) => token.logprob),
+      );
+    } finally {
+      await fresh.dispose();
+    }
+  });
+
   it('runs requests concurrently up to its limit and queues the rest', async () => {
     let maxBusy = 0;
     const requests = [1, 2, 3, 4].map((seed) =>

@@ -42,6 +42,9 @@ import { resolveModelPath } from './model-files.js';
 import { alignSequence, SequencePool } from './sequence-pool.js';
 import { JsonEndDetector, TokenTextDecoder } from './token-text.js';
 
+/** The largest decode whose results do not depend on batching (see `batchSize`). */
+const REPRODUCIBLE_BATCH_TOKENS = 63;
+
 /** Options of {@link LlamaChatModel.load}. */
 export const LlamaChatModelOptionsSchema = z.object({
   /**
@@ -63,8 +66,16 @@ export const LlamaChatModelOptionsSchema = z.object({
    * hurt by other processes; prompts evaluate faster with more.
    */
   threads: z.number().int().min(1).default(1),
-  /** Tokens evaluated per batch. Default: node-llama-cpp's (512). */
-  batchSize: z.number().int().positive().optional(),
+  /**
+   * Most tokens one llama.cpp decode evaluates (all sequences together). Default 63:
+   * llama.cpp's CPU backend multiplies a batch of 64 tokens or more with another kernel that
+   * rounds differently (up to 0.2 nats a token on SmolLM2 Q4_1), so with bigger batches a
+   * score or a sample would depend on how much of the prompt the KV cache already held and
+   * on which requests were batched together. Below it, every result is a function of the
+   * tokens alone, so seeded runs reproduce (a resumed run acts as an uninterrupted one).
+   * Larger batches evaluate long prompts faster (see the llm benchmark) and give up that.
+   */
+  batchSize: z.number().int().positive().default(REPRODUCIBLE_BATCH_TOKENS),
   /** Default sampling temperature; 0 is greedy. Default 1. */
   temperature: z.number().min(0).max(2).default(1),
   /** Default top-k; 0 keeps the whole vocabulary. Default 0. */
@@ -334,7 +345,7 @@ export class LlamaChatModel implements ChatModel, ContinuationScorer {
         contextSize: resolved.contextSize,
         sequences: resolved.concurrency,
         threads: resolved.threads,
-        ...(resolved.batchSize ? { batchSize: resolved.batchSize } : {}),
+        batchSize: resolved.batchSize,
         ...(resolved.loraAdapters?.length
           ? { lora: { adapters: resolved.loraAdapters.map((filePath) => ({ filePath })) } }
           : {}),
