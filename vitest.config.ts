@@ -50,6 +50,9 @@ const sourceAliases = packages.flatMap(({ name, directory, subpaths }) =>
 export default defineConfig({
   resolve: { alias: sourceAliases },
   test: {
+    // Two test files at a time on the 2-core CI machine (vitest's default would be one):
+    // most files spend their time waiting on servers, browsers and model workers.
+    maxWorkers: 2,
     projects: [
       ...packages.map(({ name, directory }) => ({
         resolve: { alias: sourceAliases },
