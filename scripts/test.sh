@@ -19,12 +19,23 @@ npx turbo run build typecheck --output-logs=errors-only || exit 1
 npx tsc -p tsconfig.json || exit 1
 npx biome ci . || { status=1; failed_steps+=("lint and format (biome ci)"); }
 
+# Python-side tests (environment servers, interop) run in the project virtualenv, beside
+# vitest (most of their time is spent waiting on servers); their output follows vitest's.
+pytest_pid=
+if [ -x .venv/bin/python ] && [ -n "$(find . -path ./node_modules -prune -o -path ./.venv -prune -o -name 'test_*.py' -print -quit)" ]; then
+  .venv/bin/python -m pytest -q --junitxml="$reports/pytest.xml" >"$reports/pytest.log" 2>&1 &
+  pytest_pid=$!
+fi
+
 npx vitest run --reporter=default --reporter=json --outputFile.json="$reports/vitest.json" \
   || { status=1; failed_steps+=("vitest"); }
 
-# Python-side tests (environment servers, interop) run in the project virtualenv.
-if [ -x .venv/bin/python ] && [ -n "$(find . -path ./node_modules -prune -o -path ./.venv -prune -o -name 'test_*.py' -print -quit)" ]; then
-  .venv/bin/python -m pytest -q --junitxml="$reports/pytest.xml" || { status=1; failed_steps+=("pytest"); }
+if [ -n "$pytest_pid" ]; then
+  pytest_status=0
+  wait "$pytest_pid" || pytest_status=$?
+  echo "--- pytest ---"
+  cat "$reports/pytest.log"
+  [ "$pytest_status" -eq 0 ] || { status=1; failed_steps+=("pytest"); }
 fi
 
 # Name failing steps just above the summary line so a red run says why even when every test passed.
