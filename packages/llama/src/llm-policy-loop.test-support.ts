@@ -115,17 +115,33 @@ export function loopPolicy(workDirectory: string): Promise<LlmPolicy> {
   });
 }
 
-/** The loop in `runDirectory` with a fresh policy and buffer. */
+/** Expert play (no noise) on `tasks`, `episodes` each: demonstrations for behaviour cloning. */
+export async function corridorDemonstrations(
+  tasks: readonly Task[],
+  episodes: number,
+): Promise<Trajectory[]> {
+  const random = new SeededRandom(4);
+  const demonstrations: Trajectory[] = [];
+  for (const task of tasks) {
+    for (let episode = 0; episode < episodes; episode += 1) {
+      demonstrations.push(await playCorridor(task, random, 0));
+    }
+  }
+  return demonstrations;
+}
+
+/** The loop in `runDirectory` with a fresh policy and buffer (`config` overrides the test config). */
 export async function corridorLlmLoop(
   runDirectory: string,
   overrides: Partial<DreamGymComponents> = {},
+  config: DreamGymConfigInput = {},
 ): Promise<{ loop: DreamGymLoop; policy: LlmPolicy }> {
   const tasks = smallCorridorTasks();
   const replayBuffer = await corridorReplayBuffer(tasks);
   await mkdir(runDirectory, { recursive: true });
   const policy = await loopPolicy(join(runDirectory, 'policy-exports'));
   const loop = new DreamGymLoop({
-    config: llmLoopConfig,
+    config: { ...llmLoopConfig, ...config },
     components: {
       adapter: createCorridorAdapter(),
       policy,

@@ -11,7 +11,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { IterationMetrics, PolicySample } from '@dreamgym/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { corridorLlmLoop, smallCorridorTasks, startChild } from './llm-policy-loop.test-support.js';
+import {
+  corridorDemonstrations,
+  corridorLlmLoop,
+  smallCorridorTasks,
+  startChild,
+} from './llm-policy-loop.test-support.js';
 
 let directory: string;
 beforeAll(async () => {
@@ -154,4 +159,28 @@ describe.sequential('DreamGym loop with an LlmPolicy on the corridor', () => {
       await policy.close();
     }
   }, 900_000);
+
+  it('warm-starts by behaviour cloning: the held-out demonstrations become likelier', async () => {
+    const { loop, policy } = await corridorLlmLoop(
+      join(directory, 'warm-start'),
+      { demonstrations: await corridorDemonstrations(smallCorridorTasks(), 2) },
+      {
+        iterations: 0,
+        warmStart: { behaviourCloning: { epochs: 2, miniBatchSize: 8, heldOutShare: 0.5 } },
+      },
+    );
+    try {
+      const { warmStart } = await loop.run();
+      console.log(
+        `LLM policy behaviour cloning: held-out NLL ${warmStart!.initialHeldOutNegativeLogLikelihood.toFixed(3)} -> ${warmStart!.bestHeldOutNegativeLogLikelihood.toFixed(3)} (epoch ${warmStart!.bestEpoch}, ${warmStart!.trainSamples} train samples)`,
+      );
+      expect(warmStart!.heldOutTasks).toBe(1);
+      expect(warmStart!.trainSamples).toBeGreaterThan(0);
+      expect(warmStart!.bestHeldOutNegativeLogLikelihood).toBeLessThan(
+        warmStart!.initialHeldOutNegativeLogLikelihood,
+      );
+    } finally {
+      await policy.close();
+    }
+  }, 600_000);
 });
