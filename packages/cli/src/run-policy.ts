@@ -43,19 +43,31 @@ export type RunPolicySettings = z.infer<typeof RunPolicySettingsSchema>;
 
 const POLICY_FILE = 'policy.json';
 
-/** The policy choice saved in a run folder; `linear` for runs written before it existed. */
-export async function readRunPolicySettings(runDirectory: string): Promise<RunPolicySettings> {
-  const file = join(runDirectory, POLICY_FILE);
-  if (!existsSync(file)) return { kind: 'linear' };
-  let raw: unknown;
+/**
+ * A JSON file of a run folder (`policy.json`, `models.json`), parsed; undefined when the run
+ * has none (it was written before the file existed).
+ */
+export async function readRunJson(
+  runDirectory: string,
+  name: string,
+): Promise<{ file: string; raw: unknown } | undefined> {
+  const file = join(runDirectory, name);
+  if (!existsSync(file)) return undefined;
   try {
-    raw = JSON.parse(await readFile(file, 'utf8'));
+    return { file, raw: JSON.parse(await readFile(file, 'utf8')) };
   } catch (error) {
     throw new ConfigError(`${file} is not JSON: ${(error as Error).message}`, {
       field: '--run-dir',
       cause: error,
     });
   }
+}
+
+/** The policy choice saved in a run folder; `linear` for runs written before it existed. */
+export async function readRunPolicySettings(runDirectory: string): Promise<RunPolicySettings> {
+  const saved = await readRunJson(runDirectory, POLICY_FILE);
+  if (!saved) return { kind: 'linear' };
+  const { file, raw } = saved;
   const parsed = RunPolicySettingsSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;

@@ -5,7 +5,7 @@
  * `--policy`), backed by one `--model`: in process (`local`, a GGUF) or behind `--base-url`.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
   ConfigError,
@@ -48,6 +48,7 @@ import {
   LLM_POLICY_PACKAGE,
   loadLlmPolicyModule,
   type RunPolicySettings,
+  readRunJson,
   readRunPolicySettings,
   writeRunPolicySettings,
 } from '../run-policy.js';
@@ -347,17 +348,9 @@ const MODELS_FILE = 'models.json';
 
 /** The model flags saved in a run folder: `{}` (every default) for runs written before it existed. */
 async function readModelFlags(runDirectory: string): Promise<Record<string, string>> {
-  const file = join(runDirectory, MODELS_FILE);
-  if (!existsSync(file)) return {};
-  let raw: unknown;
-  try {
-    raw = JSON.parse(await readFile(file, 'utf8'));
-  } catch (error) {
-    throw new ConfigError(`${file} is not JSON: ${(error as Error).message}`, {
-      field: '--run-dir',
-      cause: error,
-    });
-  }
+  const saved = await readRunJson(runDirectory, MODELS_FILE);
+  if (!saved) return {};
+  const { file, raw } = saved;
   const entries = typeof raw === 'object' && raw !== null ? Object.entries(raw) : [];
   const bad = entries.find(
     ([key, value]) =>
