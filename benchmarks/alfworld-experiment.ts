@@ -20,14 +20,19 @@
  *     [--modes greedy,sampled] [--gap-tasks 24] [--exploration FILE] [--conditions a,b] \
  *     [--bc-from DIR] [--report-runs RUN_DIR ...]
  * `--bc-from DIR` starts from the behaviour-cloned policies an earlier run left in
- * DIR/bc-<seed>/ (its scratch folder, or a copy) instead of cloning again. `--report-runs`
+ * DIR/bc-<seed>/ (its scratch folder, or a copy) instead of cloning again. `--scratch DIR`
+ * keeps the scratch folder (cloned policies, buffers, run folders) in DIR instead of a
+ * temporary folder that is deleted at the end, so a later run can continue with `--bc-from DIR`.
+ * A full run takes hours, so it can be run a few conditions at a time: results are kept per
+ * condition and seed, and only results measured at the same scale (games, steps, budget,
+ * iterations, modes) are pooled; results at another scale are dropped from the file. `--report-runs`
  * adds the training curves of run folders kept from earlier runs (`run-<seed>-<condition>`).
  * Writes benchmarks/results/alfworld.json after every condition (a partial run keeps what
  * finished; a re-run replaces the conditions and seeds it runs) and
  * benchmarks/results/alfworld-report.html.
  */
 import { existsSync } from 'node:fs';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -70,6 +75,7 @@ const { values } = parseArgs({
     },
     servers: { type: 'string', default: '2' },
     'bc-from': { type: 'string' },
+    scratch: { type: 'string' },
     'report-runs': { type: 'string', multiple: true },
   },
 });
@@ -115,6 +121,7 @@ function baseConfig(seed: number): DreamGymConfigInput {
 interface ConditionResult {
   condition: string;
   seed: number;
+  scale: Scale;
   realTransitions: number;
   syntheticTransitions: number;
   trainingSeconds: number;
@@ -129,7 +136,25 @@ const percent = (metrics: EvaluationMetrics | undefined) =>
     ? '–'
     : `${(100 * metrics.successRate).toFixed(1)}% [${(100 * metrics.successInterval95[0]).toFixed(1)}, ${(100 * metrics.successInterval95[1]).toFixed(1)}]`;
 
-const scratch = await mkdtemp(join(tmpdir(), 'dreamgym-alfworld-experiment-'));
+const keepScratch = values.scratch !== undefined;
+const scratch = keepScratch
+  ? resolve(values.scratch!)
+  : await mkdtemp(join(tmpdir(), 'dreamgym-alfworld-experiment-'));
+await mkdir(scratch, { recursive: true });
+/** What makes two results comparable: a result measured at another scale is not pooled. */
+const scale = {
+  seen: Number(values.seen),
+  unseen: Number(values.unseen),
+  maxSteps,
+  budget,
+  iterations: Number(values.iterations),
+  modes: modes.join(','),
+  gapTasks: gapTaskCount,
+};
+type Scale = typeof scale;
+const sameScale = (other: Scale | undefined) =>
+  other !== undefined &&
+  (Object.keys(scale) as (keyof Scale)[]).every((key) => other[key] === scale[key]);
 const setup = await setUpDomain(
   {
     domain: 'alfworld',
@@ -214,11 +239,18 @@ async function evaluate(
 const previous = existsSync(resultsFile)
   ? (JSON.parse(await readFile(resultsFile, 'utf8')) as { results?: ConditionResult[] })
   : {};
-const results: ConditionResult[] = (previous.results ?? []).filter(
+const previousResults = previous.results ?? [];
+const results: ConditionResult[] = previousResults.filter(
   (result) =>
-    result.seed !== undefined &&
+    sameScale(result.scale) &&
     !(conditionNames.includes(result.condition) && seeds.includes(result.seed)),
 );
+const otherScale = previousResults.filter((result) => !sameScale(result.scale));
+if (otherScale.length > 0) {
+  log(
+    `dropping ${otherScale.length} earlier result(s) measured at another scale (${otherScale.map((result) => `${result.condition}/${result.seed}`).join(', ')})`,
+  );
+}
 const runs: ReportRun[] = [];
 for (const directory of values['report-runs'] ?? []) {
   runs.push(await loadRun(resolve(directory), basename(directory).replace(/^run-\d+-/, '')));
@@ -296,8 +328,7 @@ async function writeResults(): Promise<void> {
             'LinearSoftmaxPolicy (2^18 hashed features) warm-started by behaviour cloning on the expert trajectories; GRPO',
           experienceModel:
             'RetrievalExperienceModel over a HashingEmbedder replay buffer of the expert trajectories (and exploration files)',
-          budget,
-          maxSteps,
+          scale,
           seeds,
           modes,
           gapTasks: gapTaskCount,
@@ -372,7 +403,9 @@ try {
     // Seconds of behaviour cloning, counted in every trained condition's training time (0
     // when the policy comes from an earlier run).
     let cloningSeconds = 0;
-    if (values['bc-from'] !== undefined) {
+    if (keepScratch && existsSync(bcDirectory)) {
+      log(`seed ${seed} bc: the policy cloned earlier into the kept scratch folder ${scratch}`);
+    } else if (values['bc-from'] !== undefined) {
       await cp(join(resolve(values['bc-from']), `bc-${seed}`), bcDirectory, { recursive: true });
       log(`seed ${seed} bc: the policy cloned by an earlier run (${values['bc-from']})`);
     } else {
@@ -440,6 +473,7 @@ try {
       const entry: ConditionResult = {
         condition,
         seed,
+        scale,
         realTransitions,
         syntheticTransitions,
         trainingSeconds,
@@ -462,7 +496,7 @@ try {
   if (conditionNames.length === 0) await writeResults();
 } finally {
   await realPool.closeAll();
-  await rm(scratch, { recursive: true, force: true });
+  if (!keepScratch) await rm(scratch, { recursive: true, force: true });
 }
 
 console.table(
