@@ -1,4 +1,4 @@
-import type { Trajectory } from '@dreamgym/core';
+import type { Step, Trajectory } from '@dreamgym/core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAlfworldAction } from './action-grammar.js';
 import { alfworldCandidateActions, measureCandidateCoverage } from './candidate-actions.js';
@@ -95,5 +95,33 @@ describe('measureCandidateCoverage on expert trajectories', () => {
     expect(trajectories.length).toBeGreaterThanOrEqual(300);
     expect(result.coverage).toBeGreaterThanOrEqual(0.95);
     expect(result.meanCandidates).toBeGreaterThan(1);
+  });
+
+  it('gives the same candidates when one growing history is resumed as when replayed anew', () => {
+    let compared = 0;
+    for (const trajectory of trajectories.slice(0, 40)) {
+      // One array grown in place, as the synthetic environment grows its history: calls
+      // after the first resume from the state remembered for it.
+      const growing: Step[] = [];
+      for (const [index, step] of trajectory.steps.entries()) {
+        const observation = trajectory.steps[index + 1]?.observation ?? step.observation;
+        growing.push({ ...step, observation: step.observation });
+        // The second call on the same array and length must not apply the last step twice.
+        alfworldCandidateActions({ text: observation.text }, growing);
+        const resumed = alfworldCandidateActions({ text: observation.text }, growing);
+        const replayed = alfworldCandidateActions({ text: observation.text }, [...growing]);
+        expect(resumed).toEqual(replayed);
+        compared += 1;
+      }
+      // A step replaced in the middle is not the remembered episode: it is replayed anew.
+      if (growing.length > 3) {
+        growing[1] = { ...growing[1]!, action: 'look', observation: { text: 'Nothing happens.' } };
+        const last = { text: trajectory.steps.at(-1)!.observation.text };
+        expect(alfworldCandidateActions(last, growing)).toEqual(
+          alfworldCandidateActions(last, [...growing]),
+        );
+      }
+    }
+    expect(compared).toBeGreaterThan(200);
   });
 });

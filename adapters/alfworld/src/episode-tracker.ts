@@ -107,20 +107,60 @@ export function trackAlfworldEpisode(
   observation: Observation,
   history: readonly Step[],
 ): AlfworldEpisodeState {
-  const state = emptyState();
-  applyText(state, history[0]?.observation.text ?? observation.text);
-  for (const [index, step] of history.entries()) {
+  const last = history.length - 1;
+  // The state before the last step depends on history[0..last] alone; an episode that grew
+  // by one step since the previous call resumes from it instead of replaying every text.
+  const remembered = settled.get(history);
+  let state: AlfworldEpisodeState;
+  let from: number;
+  if (remembered !== undefined && isPrefixOf(remembered.steps, history)) {
+    state = copyState(remembered.state);
+    from = remembered.steps.length - 1;
+  } else {
+    state = emptyState();
+    applyText(state, history[0]?.observation.text ?? observation.text);
+    from = 0;
+  }
+  for (let index = from; index < history.length; index += 1) {
+    if (index === last) settled.set(history, { steps: history.slice(), state: copyState(state) });
     const feedback = history[index + 1]?.observation.text ?? observation.text;
-    if (!NOTHING_HAPPENS.test(feedback)) {
-      const parsed = tryParse(step.action);
-      if (parsed?.type === 'go to') {
-        state.location = parsed.args[0]!;
-        addReceptacle(state, parsed.args[0]!);
-      }
-    }
-    applyText(state, feedback);
+    applyStep(state, history[index]!.action, feedback);
   }
   return state;
+}
+
+/** Per history array: its steps when last seen and the state before its last step. */
+const settled = new WeakMap<
+  readonly Step[],
+  { steps: readonly Step[]; state: AlfworldEpisodeState }
+>();
+
+/** Whether `history` starts with exactly the step objects of `steps`. */
+function isPrefixOf(steps: readonly Step[], history: readonly Step[]): boolean {
+  if (steps.length === 0 || steps.length > history.length) return false;
+  return steps.every((step, index) => history[index] === step);
+}
+
+function copyState(state: AlfworldEpisodeState): AlfworldEpisodeState {
+  return {
+    receptacles: [...state.receptacles],
+    location: state.location,
+    contents: new Map([...state.contents].map(([name, objects]) => [name, new Set(objects)])),
+    opened: new Map(state.opened),
+    held: state.held,
+  };
+}
+
+/** Applies an action and the text it was answered with. */
+function applyStep(state: AlfworldEpisodeState, action: string, feedback: string): void {
+  if (!NOTHING_HAPPENS.test(feedback)) {
+    const parsed = tryParse(action);
+    if (parsed?.type === 'go to') {
+      state.location = parsed.args[0]!;
+      addReceptacle(state, parsed.args[0]!);
+    }
+  }
+  applyText(state, feedback);
 }
 
 function tryParse(action: string) {
