@@ -1,41 +1,7 @@
-/**
- * Experience-model benchmark.
- *
- * 1. Steps per second of `SyntheticEnvironment` with the embedded `RetrievalExperienceModel`
- *    over a 100k-transition replay buffer, one core (one faiss thread): the exact flat index,
- *    HNSW with `targetRecall: 0.95` (search depth tuned by the buffer), and the fixed HNSW
- *    setting of the previous run (`m: 16, efSearch: 64`), side by side. The buffer holds the
- *    real ALFWorld expert transitions (train games, through the adapter's loader and state
- *    mapper) and copies of them with object and receptacle numbers shifted, up to 100k
- *    distinct transitions. A seeded random policy plays the adapter's candidate actions in
- *    episodes of held-out games (their real initial states). Each step is split into its
- *    parts: phi embedding of the query, vector search (index and ranking), the model's
- *    alignment of neighbours (which fit the action), entity transfer, episode consistency,
- *    votes, the adapter's candidate actions for the next state, and the rest. The recall@8
- *    of the searches the steps made is measured against exact search (tie-aware).
- *    Before/after, side by side in the same run: the same steps on the core as it was before
- *    issue 19 (`--baseline-ref`, default 534f9ec, the commit before the replay-buffer split;
- *    its sources are taken from git and loaded by tsx), on the same transitions and index
- *    parameters (fixed HNSW, flat), each right before this code's run of that index; the
- *    ratios of steps/s and inserts/s are in `beforeAfter`.
- * 2. The experience model's fidelity on the issue-4 protocol (buffer of 80% of the train
- *    games, teacher forcing on every third held-out game, k = 8) with the flat and the tuned
- *    HNSW index: next-state exact match must not drop with the faster index.
- * 3. Per-step overhead of `ReasoningExperienceModel` excluding server time: `predict()`
- *    wall time minus the time spent inside the chat model's `completeStructured`, against
- *    a local zero-latency OpenAI-compatible server, with a 20-step history and 8 demos.
- *
- * Run: `npm run experience -w dreamgym-benchmarks` (`-- --size 100000 --steps 3000`;
- * `--skip-fidelity` leaves part 2 out, `--baseline-ref none` the baseline) after
- * `npm run build`. Writes
- * benchmarks/results/experience.json.
- */
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { rm, writeFile } from 'node:fs/promises';
+import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import {
   alfworldExperienceHints,
   createAlfworldAdapter,
@@ -62,6 +28,7 @@ import {
   trajectoryToTransitions,
 } from '@dreamgym/core';
 import { startOpenAICompatibleServer } from '@dreamgym/core/testing';
+import { ISSUE_19_BASELINE, loadBaselineCore } from './baseline-core.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string): string => {
@@ -73,7 +40,7 @@ const STEPS = Number(option('steps', '3000'));
 const CALLS = Number(option('calls', '1000'));
 const FIDELITY = !args.includes('--skip-fidelity');
 /** The code before issue 19 ('none': no baseline). */
-const BASELINE_REF = option('baseline-ref', '534f9ec');
+const BASELINE_REF = option('baseline-ref', ISSUE_19_BASELINE);
 const K = 8;
 const DIMENSION = 256;
 
@@ -202,34 +169,6 @@ function episodeDriver(
     },
   };
   return driver;
-}
-
-/**
- * The core as it was before issue 19 (`--baseline-ref`, default the commit before the
- * replay-buffer split and the synthetic-step profile): its sources taken from git into a
- * scratch directory (resolving packages through this repository's node_modules) and loaded
- * by tsx, so that the same steps run on the old and the new code in one process.
- */
-async function loadBaselineCore(ref: string) {
-  if (!/^[\w./-]+$/.test(ref)) throw new Error(`--baseline-ref: not a git revision: ${ref}`);
-  const root = resolve(import.meta.dirname, '..');
-  const commit = execFileSync('git', ['rev-parse', '--short', `${ref}^{commit}`], {
-    cwd: root,
-    encoding: 'utf8',
-  }).trim();
-  const directory = await mkdtemp(join(tmpdir(), 'dreamgym-experience-baseline-'));
-  execFileSync(
-    'sh',
-    ['-c', 'git archive "$1" packages/core/src | tar -x -C "$2"', 'sh', commit, directory],
-    {
-      cwd: root,
-    },
-  );
-  await symlink(join(root, 'node_modules'), join(directory, 'node_modules'));
-  const core = (await import(
-    pathToFileURL(join(directory, 'packages', 'core', 'src', 'index.ts')).href
-  )) as typeof import('@dreamgym/core');
-  return { core, commit, directory };
 }
 
 /**

@@ -13,6 +13,9 @@
  * more are served first, as a buffer in use has served searches (the tuned index measures
  * its recall on those).
  *
+ * Before/after: the same transitions also go into fixed-parameter HNSW buffers built by the
+ * core before issue 19 and by this one (`--baseline-ref`, `none` to skip).
+ *
  * Run: `npm run replay -w dreamgym-benchmarks` after `npm run build`. Sizes:
  * `-- --sizes 10000,100000` or `REPLAY_SIZES=...`; target: `-- --target-recall 0.95`;
  * faiss threads for inserts: `-- --threads 2` (searches run on one); `-- --sizes 1000000
@@ -33,6 +36,7 @@ import {
   SeededRandom,
   type Transition,
 } from '@dreamgym/core';
+import { ISSUE_19_BASELINE, loadBaselineCore } from './baseline-core.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string): string => {
@@ -51,6 +55,13 @@ const THREADS = Number(option('threads', String(availableParallelism())));
  * each kept entry names the run it comes from.
  */
 const ADD_SIZES = args.includes('--add-sizes');
+/**
+ * `--baseline-ref REF` (default: the code before issue 19; `none` skips it): the same
+ * transitions also go into an HNSW buffer with the fixed parameters both codes share
+ * (`m` 16, `efConstruction` 40), built by the core at REF and by this core, side by side;
+ * their insert rates and reload times are in `beforeAfter`.
+ */
+const BASELINE_REF = option('baseline-ref', ISSUE_19_BASELINE);
 const QUERIES = 200;
 const WARM_UP_QUERIES = 100;
 const BRUTE_QUERIES = 40;
@@ -171,6 +182,28 @@ function log(message: string): void {
 
 const mib = (bytes: number) => Math.round(bytes / 2 ** 20);
 
+/** The part of a core the builds use: this one, or the baseline's from git. */
+interface Core {
+  ReplayBuffer: typeof ReplayBuffer;
+}
+const baseline = BASELINE_REF === 'none' ? undefined : await loadBaselineCore(BASELINE_REF);
+
+/** Insert rate and reload time of one fixed-parameter HNSW build. */
+async function fixedBuild(
+  core: Core,
+  directory: string,
+  transitions: Transition[],
+  label: string,
+): Promise<{ insertPerSecond: number; reloadSeconds: number }> {
+  const embedder = new HashingEmbedder({ dimension: DIMENSION });
+  const build = await buildBuffer(directory, embedder, FIXED_HNSW, transitions, label, [], core);
+  const reloaded = await reload(directory, embedder, core);
+  await reloaded.buffer.close();
+  await rm(directory, { recursive: true, force: true });
+  return { insertPerSecond: build.insertPerSecond, reloadSeconds: reloaded.reloadSeconds };
+}
+const FIXED_HNSW = { type: 'hnsw', m: 16, efConstruction: 40 } as const;
+
 /** Builds a buffer in batches, printing progress; returns its insert rate and flush time. */
 async function buildBuffer(
   directory: string,
@@ -179,8 +212,9 @@ async function buildBuffer(
   transitions: Transition[],
   label: string,
   warmUp: Transition[] = [],
+  core: Core = { ReplayBuffer },
 ) {
-  const buffer = await ReplayBuffer.open(directory, { embedder, index, threads: THREADS });
+  const buffer = await core.ReplayBuffer.open(directory, { embedder, index, threads: THREADS });
   const started = performance.now();
   let nextReport = started + 30_000;
   for (let start = 0; start < transitions.length; start += BATCH) {
@@ -212,9 +246,9 @@ async function buildBuffer(
 }
 
 /** Reopens read-only, timing it, and reports memory right after. */
-async function reload(directory: string, embedder: HashingEmbedder) {
+async function reload(directory: string, embedder: HashingEmbedder, core: Core = { ReplayBuffer }) {
   const started = performance.now();
-  const buffer = await ReplayBuffer.open(directory, { embedder, readOnly: true });
+  const buffer = await core.ReplayBuffer.open(directory, { embedder, readOnly: true });
   const seconds = (performance.now() - started) / 1000;
   const memory = process.memoryUsage();
   return {
@@ -258,6 +292,15 @@ interface Measured {
   };
   bruteForce: { medianMs: number; p99Ms: number };
   hnswSpeedupOverBruteForce: number;
+  /** Fixed-parameter HNSW builds by the baseline core and by this one, side by side. */
+  beforeAfter?: {
+    baselineCode: string;
+    index: typeof FIXED_HNSW;
+    before: { insertPerSecond: number; reloadSeconds: number };
+    after: { insertPerSecond: number; reloadSeconds: number };
+    insertPerSecondRatio: number;
+    reloadSecondsRatio: number;
+  };
   bytesPerTransition: {
     records: number;
     rows: number;
@@ -319,6 +362,32 @@ async function measure(size: number, templates: Template[], scratch: string): Pr
     `${size} hnsw`,
     warmUp,
   );
+  let beforeAfter: Measured['beforeAfter'];
+  if (baseline) {
+    log(`${size}: fixed HNSW ${JSON.stringify(FIXED_HNSW)}, baseline core ${baseline.commit}`);
+    const before = await fixedBuild(
+      baseline.core,
+      join(scratch, `before-${size}`),
+      transitions,
+      `${size} hnsw fixed, ${baseline.commit}`,
+    );
+    log(`${size}: fixed HNSW, this core`);
+    const after = await fixedBuild(
+      { ReplayBuffer },
+      join(scratch, `after-${size}`),
+      transitions,
+      `${size} hnsw fixed, this core`,
+    );
+    beforeAfter = {
+      baselineCode: baseline.commit,
+      index: FIXED_HNSW,
+      before,
+      after,
+      insertPerSecondRatio: round(after.insertPerSecond / before.insertPerSecond, 2),
+      reloadSecondsRatio: round(after.reloadSeconds / before.reloadSeconds, 2),
+    };
+    log(`${size}: before/after ${JSON.stringify(beforeAfter)}`);
+  }
   transitions.length = 0;
   log(
     `${size}: HNSW ${hnswBuild.insertPerSecond}/s, ${JSON.stringify(hnswBuild.afterWarmUp.index)}; reloading it`,
@@ -364,6 +433,7 @@ async function measure(size: number, templates: Template[], scratch: string): Pr
     },
     bruteForce,
     hnswSpeedupOverBruteForce: round(bruteForce.medianMs / search.medianMs, 1),
+    ...(beforeAfter ? { beforeAfter } : {}),
     bytesPerTransition: {
       records: Math.round(bytes['records.jsonl']! / size),
       rows: Math.round((bytes['rows.i32'] ?? 0) / size),
@@ -492,6 +562,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await rm(scratch, { recursive: true, force: true });
+    if (baseline) await rm(baseline.directory, { recursive: true, force: true });
   }
   console.log(JSON.stringify(await write()));
 }

@@ -114,6 +114,19 @@ describe('JSONL trajectories', () => {
     expect((await readFile(file, 'utf8')).trim().split('\n')).toHaveLength(2);
   });
 
+  it('writeAll appends a batch in one write, or nothing when one record is invalid', async () => {
+    const file = join(directory, 'batch.jsonl');
+    const writer = await JsonlWriter.open(file, TrajectorySchema);
+    await writer.writeAll([trajectory, trajectory]);
+    await expect(
+      writer.writeAll([trajectory, { ...trajectory, success: 'yes' } as never]),
+    ).rejects.toThrow(/batch\.jsonl:4.*field `success`/s);
+    await writer.writeAll([]);
+    await writer.close();
+    expect(writer.written).toBe(2);
+    expect(await readAll(file)).toHaveLength(2);
+  });
+
   it('writeJsonl leaves the old file intact when a record is invalid', async () => {
     const file = join(directory, 'atomic.jsonl');
     await writeJsonl(file, TrajectorySchema, [trajectory]);

@@ -147,6 +147,22 @@ export class JsonlWriter<S extends z.ZodType> {
     this.count += 1;
   }
 
+  /**
+   * Validates every record, then appends them all in one write: nothing is written when one
+   * is invalid. A write interrupted by a crash leaves a torn last line, which readers of an
+   * append-only log drop.
+   */
+  async writeAll(records: readonly z.input<S>[]): Promise<void> {
+    if (!this.handle) throw new Error(`JsonlWriter for ${this.file} is closed.`);
+    if (records.length === 0) return;
+    const lines = records.map(
+      (record, offset) =>
+        `${JSON.stringify(parseRecord(this.schema, record, { file: this.file, line: this.count + offset + 1 }))}\n`,
+    );
+    await this.handle.write(lines.join(''));
+    this.count += records.length;
+  }
+
   /** Forces written records to disk. */
   async sync(): Promise<void> {
     await this.handle?.sync();

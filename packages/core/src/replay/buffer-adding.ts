@@ -103,8 +103,15 @@ export function planBatch(contents: BufferContents, transitions: readonly Transi
 export async function storeBatch(state: BufferState, plan: BatchPlan): Promise<void> {
   const { slots, withInstruction } = state.contents;
   const { fresh, freshCounts, freshAliases } = plan;
+  await state.writer?.writeAll(
+    [...plan.recounted].map(([slot, { count, ids }]) => ({
+      op: 'count' as const,
+      id: slots.peek(slot).id,
+      count,
+      ids,
+    })),
+  );
   for (const [slot, { count, ids }] of plan.recounted) {
-    await state.writer?.write({ op: 'count', id: slots.peek(slot).id, count, ids });
     slots.setCount(slot, count);
     for (const id of ids) slots.addAlias(slot, id);
   }
@@ -125,31 +132,23 @@ export async function storeBatch(state: BufferState, plan: BatchPlan): Promise<v
   const { dimension } = state;
   const embedded = new Float32Array(toEmbed.length * dimension);
   await embedPhi(state.embedder, toEmbed.map(phiInput), state.phiWeights, embedded);
-  let committed = 0;
-  try {
-    for (const [position, transition] of fresh.entries()) {
-      await state.writer?.write(
-        addEntry(transition, freshCounts[position]!, freshAliases[position]!),
-      );
-      committed += 1;
-    }
-  } finally {
-    // Whatever reached the log is part of the buffer, even if a later write failed.
-    const rows = new Float32Array(toEmbed.length * dimension);
-    let created = 0;
-    for (const [position, transition] of fresh.slice(0, committed).entries()) {
-      const registered = state.contents.register(transition, { count: freshCounts[position]! });
-      for (const id of freshAliases[position]!) slots.addAlias(registered.slot, id);
-      if (!registered.created) continue;
-      const source = newPhi.get(phiText(transition, withInstruction))!;
-      rows.set(
-        embedded.subarray(source * dimension, (source + 1) * dimension),
-        created * dimension,
-      );
-      created += 1;
-    }
-    if (created > 0) appendNewRows(state, rows.subarray(0, created * dimension), created);
+  // One write for the whole batch; when it fails, none of the batch enters the buffer.
+  await state.writer?.writeAll(
+    fresh.map((transition, position) =>
+      addEntry(transition, freshCounts[position]!, freshAliases[position]!),
+    ),
+  );
+  const rows = new Float32Array(toEmbed.length * dimension);
+  let created = 0;
+  for (const [position, transition] of fresh.entries()) {
+    const registered = state.contents.register(transition, { count: freshCounts[position]! });
+    for (const id of freshAliases[position]!) slots.addAlias(registered.slot, id);
+    if (!registered.created) continue;
+    const source = newPhi.get(phiText(transition, withInstruction))!;
+    rows.set(embedded.subarray(source * dimension, (source + 1) * dimension), created * dimension);
+    created += 1;
   }
+  if (created > 0) appendNewRows(state, rows.subarray(0, created * dimension), created);
 }
 
 /**
