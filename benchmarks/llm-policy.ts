@@ -33,12 +33,10 @@ import {
   RetrievalExperienceModel,
   resolvePpoLossOptions,
   SeededRandom,
-  type Step,
   type Task,
-  type Trajectory,
   trajectoryToTransitions,
 } from '@dreamgym/core';
-import { CorridorEnvironment, corridorTask, createCorridorAdapter } from '@dreamgym/core/testing';
+import { corridorTask, createCorridorAdapter, playCorridor } from '@dreamgym/core/testing';
 import { LlamaPolicyRuntime } from '../packages/llama/src/index.js';
 
 const { values } = parseArgs({
@@ -79,43 +77,6 @@ function tasks(): Task[] {
     corridorTask({ length: 3, keyRoom: 2, doorRoom: 1 }),
     corridorTask({ length: 4, keyRoom: 2, doorRoom: 3 }),
   ];
-}
-
-async function play(task: Task, random: SeededRandom, noise: number): Promise<Trajectory> {
-  const { keyRoom, doorRoom } = task.meta as { keyRoom: number; doorRoom: number };
-  const environment = new CorridorEnvironment({ maxSteps: 10 });
-  let observation = await environment.reset(task);
-  const steps: Step[] = [];
-  let position = 0;
-  let holdsKey = false;
-  for (;;) {
-    const goal = holdsKey ? doorRoom : keyRoom;
-    const optimal =
-      position < goal
-        ? 'go right'
-        : position > goal
-          ? 'go left'
-          : holdsKey
-            ? 'open door'
-            : 'take key';
-    const action =
-      random.float() < noise ? random.choice(observation.actions ?? [optimal]) : optimal;
-    const result = await environment.step(action);
-    steps.push({ observation, action, reward: result.reward, done: result.done });
-    position = Number(/You are in room (\d+)/.exec(result.observation.text)?.[1] ?? position);
-    holdsKey ||= result.observation.text.includes('You carry the key');
-    observation = result.observation;
-    if (result.done) {
-      await environment.close();
-      return {
-        task,
-        steps,
-        finalObservation: observation,
-        source: 'offline',
-        success: result.info.success === true,
-      };
-    }
-  }
 }
 
 async function createPolicy(
@@ -170,7 +131,10 @@ const buffer = ReplayBuffer.create({
   const random = new SeededRandom(3);
   for (const task of tasks()) {
     for (let episode = 0; episode < 6; episode += 1) {
-      const trajectory = await play(task, random, episode % 2 === 0 ? 0.1 : 0.5);
+      const trajectory = await playCorridor(task, random, {
+        noise: episode % 2 === 0 ? 0.1 : 0.5,
+        maxSteps: 10,
+      });
       await buffer.add(trajectoryToTransitions({ ...trajectory, id: `${task.id}/${episode}` }));
     }
   }

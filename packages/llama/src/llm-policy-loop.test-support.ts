@@ -16,12 +16,16 @@ import {
   ReplayBuffer,
   RetrievalExperienceModel,
   SeededRandom,
-  type Step,
   type Task,
   type Trajectory,
   trajectoryToTransitions,
 } from '@dreamgym/core';
-import { CorridorEnvironment, corridorTask, createCorridorAdapter } from '@dreamgym/core/testing';
+import {
+  CorridorEnvironment,
+  corridorTask,
+  createCorridorAdapter,
+  playCorridor,
+} from '@dreamgym/core/testing';
 import { build } from 'esbuild';
 import { corridorLlmPolicy } from './llm-policy.test-support.js';
 
@@ -47,44 +51,6 @@ export const llmLoopConfig: DreamGymConfigInput = {
   checkpointEvery: 1,
 };
 
-/** Real corridor play: the optimal action with probability 1 - noise, else a random admissible one. */
-async function playCorridor(task: Task, random: SeededRandom, noise: number): Promise<Trajectory> {
-  const { keyRoom, doorRoom } = task.meta as { keyRoom: number; doorRoom: number };
-  const environment = new CorridorEnvironment({ maxSteps: 8 });
-  let observation = await environment.reset(task);
-  const steps: Step[] = [];
-  let position = 0;
-  let holdsKey = false;
-  for (;;) {
-    const goal = holdsKey ? doorRoom : keyRoom;
-    const optimal =
-      position < goal
-        ? 'go right'
-        : position > goal
-          ? 'go left'
-          : holdsKey
-            ? 'open door'
-            : 'take key';
-    const action =
-      random.float() < noise ? random.choice(observation.actions ?? [optimal]) : optimal;
-    const result = await environment.step(action);
-    steps.push({ observation, action, reward: result.reward, done: result.done });
-    position = Number(/You are in room (\d+)/.exec(result.observation.text)?.[1] ?? position);
-    holdsKey ||= result.observation.text.includes('You carry the key');
-    observation = result.observation;
-    if (result.done) {
-      await environment.close();
-      return {
-        task,
-        steps,
-        finalObservation: observation,
-        source: 'offline',
-        success: result.info.success === true,
-      };
-    }
-  }
-}
-
 /** A replay buffer of noisy expert play on `tasks` (phi includes the instruction: the task says where things are). */
 export async function corridorReplayBuffer(tasks: readonly Task[]): Promise<ReplayBuffer> {
   const random = new SeededRandom(3);
@@ -94,7 +60,10 @@ export async function corridorReplayBuffer(tasks: readonly Task[]): Promise<Repl
   });
   for (const task of tasks) {
     for (let episode = 0; episode < 6; episode += 1) {
-      const trajectory = await playCorridor(task, random, episode % 2 === 0 ? 0.1 : 0.5);
+      const trajectory = await playCorridor(task, random, {
+        noise: episode % 2 === 0 ? 0.1 : 0.5,
+        maxSteps: 8,
+      });
       await buffer.add(trajectoryToTransitions({ ...trajectory, id: `${task.id}/${episode}` }));
     }
   }
@@ -124,7 +93,7 @@ export async function corridorDemonstrations(
   const demonstrations: Trajectory[] = [];
   for (const task of tasks) {
     for (let episode = 0; episode < episodes; episode += 1) {
-      demonstrations.push(await playCorridor(task, random, 0));
+      demonstrations.push(await playCorridor(task, random, { noise: 0, maxSteps: 8 }));
     }
   }
   return demonstrations;

@@ -6,61 +6,19 @@
  */
 import {
   HashingEmbedder,
-  type Observation,
   ReplayBuffer,
   RetrievalExperienceModel,
   SeededRandom,
-  type Step,
   type Task,
-  type Trajectory,
   trajectoryToTransitions,
 } from '@dreamgym/core';
-import { CorridorEnvironment, corridorTask, createCorridorAdapter } from '@dreamgym/core/testing';
+import {
+  corridorTasks,
+  createCorridorAdapter,
+  optimalCorridorAction,
+  playCorridor,
+} from '@dreamgym/core/testing';
 import WebSocket from 'ws';
-
-/** The optimal corridor action from what the observation says. */
-export function optimalCorridorAction(task: Task, observation: { text: string }): string {
-  const { keyRoom, doorRoom } = task.meta as { keyRoom: number; doorRoom: number };
-  const position = Number(/You are in room (\d+)/.exec(observation.text)?.[1] ?? 0);
-  const holdsKey = observation.text.includes('You carry the key');
-  const goal = holdsKey ? doorRoom : keyRoom;
-  if (position < goal) return 'go right';
-  if (position > goal) return 'go left';
-  return holdsKey ? 'open door' : 'take key';
-}
-
-/** Corridor tasks of `length` rooms, every key and door room. */
-export function corridorTasks(length: number): Task[] {
-  const tasks: Task[] = [];
-  for (let keyRoom = 0; keyRoom < length; keyRoom += 1) {
-    for (let doorRoom = 0; doorRoom < length; doorRoom += 1) {
-      tasks.push(corridorTask({ length, keyRoom, doorRoom }));
-    }
-  }
-  return tasks;
-}
-
-async function playCorridor(task: Task, random: SeededRandom, noise: number): Promise<Trajectory> {
-  const environment = new CorridorEnvironment({ maxSteps: 12 });
-  let observation: Observation = await environment.reset(task);
-  const steps: Step[] = [];
-  let success = false;
-  for (;;) {
-    const action =
-      random.float() < noise
-        ? random.choice(observation.actions ?? ['go right'])
-        : optimalCorridorAction(task, observation);
-    const result = await environment.step(action);
-    steps.push({ observation, action, reward: result.reward, done: result.done });
-    observation = result.observation;
-    if (result.done) {
-      success = result.info.success === true;
-      break;
-    }
-  }
-  await environment.close();
-  return { task, steps, finalObservation: observation, source: 'offline', success };
-}
 
 /**
  * A corridor domain ready to serve: adapter, seed tasks (every third layout, so the
@@ -72,11 +30,10 @@ export async function corridorDomain(options: { length?: number; episodes?: numb
   const random = new SeededRandom(7);
   const replayBuffer = ReplayBuffer.create({ embedder: new HashingEmbedder({ dimension: 128 }) });
   for (let index = 0; index < (options.episodes ?? 60); index += 1) {
-    const trajectory = await playCorridor(
-      tasks[index % tasks.length]!,
-      random,
-      index % 3 === 0 ? 0.6 : 0.1,
-    );
+    const trajectory = await playCorridor(tasks[index % tasks.length]!, random, {
+      noise: index % 3 === 0 ? 0.6 : 0.1,
+      maxSteps: 12,
+    });
     await replayBuffer.add(
       trajectoryToTransitions(trajectory, { trajectoryId: `offline:${index}` }),
     );

@@ -6,9 +6,9 @@ import {
   type StepResult,
   type Task,
 } from '@dreamgym/core';
-import { CorridorEnvironment, corridorTask } from '@dreamgym/core/testing';
+import { CorridorEnvironment, corridorTask, corridorTasks } from '@dreamgym/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { corridorTasks, playEpisode, TestClient } from './corridor-run.test-support.js';
+import { playEpisode, TestClient } from './corridor-run.test-support.js';
 import { EnvironmentServer, type EnvironmentServerOptions } from './environment-server.js';
 import { createJsonLogger } from './logger.js';
 import {

@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { ModelError, ModelOutputError } from '../errors.js';
-import { playCorridor } from '../experience/corridor-experience.test-support.js';
 import { compactExperienceFormat } from '../experience/experience-format.js';
 import type { Trajectory } from '../mdp/schemas.js';
 import { trajectoryToTransitions } from '../mdp/transitions.js';
@@ -21,7 +20,7 @@ import type {
 import { HashingEmbedder } from '../models/hashing-embedder.js';
 import { SeededRandom } from '../random/seeded-random.js';
 import { ReplayBuffer } from '../replay/replay-buffer.js';
-import { corridorTask } from '../testing/corridor-domain.js';
+import { corridorTask, playCorridor } from '../testing/corridor-domain.js';
 import { annotateReasoning, readReasoningTraces, transitionKey } from './reasoning-annotator.js';
 import { ExperienceSftExampleSchema, exportExperienceSft } from './sft-export.js';
 
@@ -72,7 +71,10 @@ beforeAll(async () => {
       { length: 4, keyRoom: 1 + (index % 2), doorRoom: 3 },
       `corridor-${index % 3}`,
     );
-    trajectories.push({ ...(await playCorridor(task, random, 0.2)), id: `trajectory-${index}` });
+    trajectories.push({
+      ...(await playCorridor(task, random, { noise: 0.2, source: 'real' })),
+      id: `trajectory-${index}`,
+    });
   }
 });
 afterAll(async () => {

@@ -1,13 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
   corridorBuffer,
-  corridorTasks,
   corridorTrajectories,
 } from '../experience/corridor-experience.test-support.js';
 import type { ExperienceModel } from '../experience/experience-model.js';
 import { RetrievalExperienceModel } from '../experience/retrieval-experience-model.js';
 import { TaskSchema, type Trajectory } from '../mdp/schemas.js';
-import { createCorridorAdapter } from '../testing/corridor-domain.js';
+import { corridorTasks, createCorridorAdapter } from '../testing/corridor-domain.js';
 import { evaluateExperienceModel } from './experience-fidelity.js';
 
 const adapter = createCorridorAdapter();

@@ -91,7 +91,7 @@ export interface CompactExperienceFormatOptions {
 }
 
 /** Cuts `text` to at most `tokens` tokens, at a line end where possible. */
-function fit(text: string, tokens: number, count: TokenCounter): string {
+function fitToTokens(text: string, tokens: number, count: TokenCounter): string {
   if (count(text) <= tokens) return text;
   const lines = text.split('\n');
   const kept: string[] = [];
@@ -143,7 +143,7 @@ export function compactExperienceFormat(
       const count = budget.countTokens ?? estimateTokens;
       const descriptionTokens = options.descriptionTokens ?? 640;
       const about =
-        descriptionTokens > 0 ? `${fit(description, descriptionTokens, count)}\n\n` : '';
+        descriptionTokens > 0 ? `${fitToTokens(description, descriptionTokens, count)}\n\n` : '';
       const system: ChatMessage = {
         role: 'system',
         content: `You are the world model of a text environment.\n\n${about}${instructions}`,
@@ -176,7 +176,9 @@ export function compactExperienceFormat(
       if (demoLines.length > 0) {
         parts.push(`Examples from similar situations:\n${demoLines.join('\n')}`);
       }
-      parts.push(`Current state:\n${fit(input.state.text, options.stateTokens ?? 256, count)}`);
+      parts.push(
+        `Current state:\n${fitToTokens(input.state.text, options.stateTokens ?? 256, count)}`,
+      );
       parts.push(`Action: ${input.action}`);
       return {
         messages: [system, { role: 'user', content: parts.join('\n\n') }],

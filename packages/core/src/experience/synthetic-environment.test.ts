@@ -3,13 +3,9 @@ import { ConfigError, EnvironmentError } from '../errors.js';
 import { TaskSchema } from '../mdp/schemas.js';
 import type { ReplayBuffer } from '../replay/replay-buffer.js';
 import type { TransitionRetriever } from '../replay/retriever.js';
-import { corridorTask, createCorridorAdapter } from '../testing/corridor-domain.js';
+import { corridorTask, corridorTasks, createCorridorAdapter } from '../testing/corridor-domain.js';
 import { describeEnvironmentConformance } from '../testing/describe-conformance.js';
-import {
-  corridorBuffer,
-  corridorTasks,
-  corridorTrajectories,
-} from './corridor-experience.test-support.js';
+import { corridorBuffer, corridorTrajectories } from './corridor-experience.test-support.js';
 import type { ExperienceModel } from './experience-model.js';
 import { RetrievalExperienceModel } from './retrieval-experience-model.js';
 import { SyntheticEnvironment, type SyntheticEnvironmentOptions } from './synthetic-environment.js';

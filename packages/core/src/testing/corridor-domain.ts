@@ -15,9 +15,11 @@ import type { Environment } from '../mdp/environment.js';
 import { readJsonl } from '../mdp/jsonl.js';
 import {
   type Observation,
+  type Step,
   type StepResult,
   type Task,
   TaskSchema,
+  type Trajectory,
   TrajectorySchema,
 } from '../mdp/schemas.js';
 import type { SeededRandom } from '../random/seeded-random.js';
@@ -174,6 +176,75 @@ export class CorridorEnvironment implements Environment {
 
   private observe(feedback: string): Observation {
     return observeCorridor(this.layout!, this.position, this.holdsKey, feedback);
+  }
+}
+
+/** Every corridor layout of `length` rooms (every key room and door room), as tasks. */
+export function corridorTasks(length: number): Task[] {
+  const tasks: Task[] = [];
+  for (let keyRoom = 0; keyRoom < length; keyRoom += 1) {
+    for (let doorRoom = 0; doorRoom < length; doorRoom += 1) {
+      tasks.push(corridorTask({ length, keyRoom, doorRoom }));
+    }
+  }
+  return tasks;
+}
+
+/**
+ * The optimal action in `task` (its `meta` holds `keyRoom` and `doorRoom`) from what
+ * `observation` shows: the agent's room and whether it carries the key.
+ */
+export function optimalCorridorAction(task: Task, observation: { text: string }): string {
+  const { keyRoom, doorRoom } = task.meta as { keyRoom: number; doorRoom: number };
+  const position = Number(/You are in room (\d+)/.exec(observation.text)?.[1] ?? 0);
+  const holdsKey = observation.text.includes('You carry the key');
+  const goal = holdsKey ? doorRoom : keyRoom;
+  if (position < goal) return 'go right';
+  if (position > goal) return 'go left';
+  return holdsKey ? 'open door' : 'take key';
+}
+
+/** How {@link playCorridor} plays. */
+export interface CorridorPlayOptions {
+  /** Per step, the chance of a random admissible action instead of the optimal one. */
+  noise: number;
+  /** The environment's step limit. Default 20. */
+  maxSteps?: number;
+  /** The trajectory's `source`. Default `offline`. */
+  source?: Trajectory['source'];
+}
+
+/**
+ * Plays one episode of `task` on a {@link CorridorEnvironment}: the optimal action with
+ * probability `1 - noise` per step, else a random admissible one (a seeded, noisy expert
+ * for demonstrations and replay buffers).
+ */
+export async function playCorridor(
+  task: Task,
+  random: SeededRandom,
+  options: CorridorPlayOptions,
+): Promise<Trajectory> {
+  const environment = new CorridorEnvironment({ maxSteps: options.maxSteps ?? 20 });
+  let observation = await environment.reset(task);
+  const steps: Step[] = [];
+  for (;;) {
+    const action =
+      random.float() < options.noise
+        ? random.choice(observation.actions ?? [])
+        : optimalCorridorAction(task, observation);
+    const result = await environment.step(action);
+    steps.push({ observation, action, reward: result.reward, done: result.done });
+    observation = result.observation;
+    if (result.done) {
+      await environment.close();
+      return {
+        task,
+        steps,
+        finalObservation: observation,
+        source: options.source ?? 'offline',
+        success: result.info.success === true,
+      };
+    }
   }
 }
 

@@ -14,8 +14,12 @@ export {
 export {
   CorridorEnvironment,
   type CorridorEnvironmentOptions,
+  type CorridorPlayOptions,
   corridorTask,
+  corridorTasks,
   createCorridorAdapter,
+  optimalCorridorAction,
+  playCorridor,
 } from './corridor-domain.js';
 export {
   type DescribeConformanceOptions,
