@@ -156,4 +156,59 @@ describe('rollout collection', () => {
     await expect(failure).rejects.toThrow(EnvironmentError);
     await expect(failure).rejects.toThrow(/task broken/);
   });
+
+  it('plays an episode again from reset when the environment fails, with the same random stream', async () => {
+    /** A corridor whose engine "crashes" once: the first step of the `failAt`-th episode. */
+    class CrashingCorridor implements Environment {
+      private readonly inner = new CorridorEnvironment({ maxSteps: 20 });
+      private episodes = 0;
+      constructor(private readonly failAt: number) {}
+      async reset(task: Parameters<Environment['reset']>[0]) {
+        this.episodes += 1;
+        return this.inner.reset(task);
+      }
+      async step(action: string) {
+        if (this.episodes === this.failAt) {
+          this.episodes += 1;
+          throw new EnvironmentError('the engine died during the episode; it was restarted');
+        }
+        return this.inner.step(action);
+      }
+      close() {
+        return this.inner.close();
+      }
+    }
+    const collect = (failAt: number, episodeRetries?: number) =>
+      collectRollouts({
+        policy: new LinearSoftmaxPolicy({ random: new SeededRandom(1), hashBits: 12 }),
+        tasks,
+        rolloutsPerTask: 2,
+        random: new SeededRandom(5),
+        environmentFactory: () => new CrashingCorridor(failAt),
+        concurrency: 1,
+        maxSteps: 12,
+        ...(episodeRetries === undefined ? {} : { episodeRetries }),
+      });
+    const clean = await collect(0);
+    const recovered = await collect(2);
+    expect(recovered.map((rollout) => rollout.retries)).toEqual([0, 1, 0, 0]);
+    expect(recovered.map((rollout) => rollout.steps.map((step) => step.action))).toEqual(
+      clean.map((rollout) => rollout.steps.map((step) => step.action)),
+    );
+    await expect(collect(2, 0)).rejects.toThrow(/the engine died/);
+  });
+
+  it('fails with the count when every attempt of an episode fails', async () => {
+    const policy = new LinearSoftmaxPolicy({ random: new SeededRandom(1), hashBits: 12 });
+    const broken = { ...tasks[0]!, id: 'broken', meta: {} };
+    const failure = collectRollouts({
+      policy,
+      tasks: [broken],
+      random: new SeededRandom(2),
+      environmentFactory: () => new CorridorEnvironment(),
+      maxSteps: 3,
+      episodeRetries: 2,
+    });
+    await expect(failure).rejects.toThrow(/task broken.*failed 3 times; episodeRetries is 2/);
+  });
 });

@@ -68,6 +68,11 @@ export interface Rollout {
   budgetExhausted: boolean;
   /** Seconds from reset to the last step. */
   seconds: number;
+  /**
+   * Earlier attempts of this episode lost to an environment failure (an `EnvironmentError`,
+   * such as an engine that crashed or hung and was restarted); 0 normally.
+   */
+  retries: number;
 }
 
 /** Options of {@link RolloutCollector}. */
@@ -82,6 +87,12 @@ export interface RolloutCollectorOptions {
    * Candidate actions where an observation does not list them (`DomainAdapter.candidateActions`).
    */
   candidateActions?: (observation: Observation, history: readonly Step[]) => string[];
+  /**
+   * Times an episode lost to an environment failure (an `EnvironmentError` from `reset` or
+   * `step`: a crashed or hung engine, a dropped connection) is played again from `reset`,
+   * with the same random stream, before the collection fails. Default 1.
+   */
+  episodeRetries?: number;
 }
 
 /** What to collect. */
@@ -119,6 +130,12 @@ export class RolloutCollector {
   constructor(private readonly options: RolloutCollectorOptions) {
     this.concurrency = options.concurrency ?? 8;
     validatePositiveInteger(this.concurrency, 'concurrency');
+    const retries = options.episodeRetries ?? 1;
+    if (!Number.isInteger(retries) || retries < 0) {
+      throw new ConfigError(`episodeRetries must be an integer >= 0, got ${retries}.`, {
+        field: 'episodeRetries',
+      });
+    }
     validatePositiveInteger(options.maxSteps, 'maxSteps');
   }
 
@@ -149,7 +166,7 @@ export class RolloutCollector {
           options.policy,
           job.task,
           job.indexInGroup,
-          base.fork(`episode:${jobIndex}`),
+          () => base.fork(`episode:${jobIndex}`),
           options,
         );
       }
@@ -166,14 +183,42 @@ export class RolloutCollector {
     await Promise.all(environments.map((environment) => environment.close()));
   }
 
+  /** Plays one episode, again from `reset` (same stream) when the environment fails. */
   private async runEpisode(
+    environment: Environment,
+    policy: Policy,
+    task: Task,
+    indexInGroup: number,
+    stream: () => SeededRandom,
+    options: CollectOptions,
+  ): Promise<Rollout> {
+    const allowed = this.options.episodeRetries ?? 1;
+    for (let retries = 0; ; retries += 1) {
+      try {
+        return {
+          ...(await this.playEpisode(environment, policy, task, indexInGroup, stream(), options)),
+          retries,
+        };
+      } catch (error) {
+        if (!EnvironmentError.isInstance(error) || retries >= allowed) {
+          if (retries === 0) throw error;
+          throw new EnvironmentError(
+            `${(error as Error).message} (the episode failed ${retries + 1} times; episodeRetries is ${allowed})`,
+            { cause: error },
+          );
+        }
+      }
+    }
+  }
+
+  private async playEpisode(
     environment: Environment,
     policy: Policy,
     task: Task,
     indexInGroup: number,
     random: SeededRandom,
     options: CollectOptions,
-  ): Promise<Rollout> {
+  ): Promise<Omit<Rollout, 'retries'>> {
     const started = performance.now();
     let observation: Observation;
     try {
