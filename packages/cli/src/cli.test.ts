@@ -158,6 +158,8 @@ describe('dreamgym', () => {
       0,
     );
     expect(evaluation.out()).toMatch(/success \(greedy\): .* on 2 real episodes/);
+    // Progress while it plays: the episodes ended, with the success so far.
+    expect(evaluation.err()).toMatch(/dreamgym eval 2\/2 .*success \d+\.\d%/);
 
     const report = capture();
     expect(await runCli(['report', '--run-dir', runDirectory], report)).toBe(0);

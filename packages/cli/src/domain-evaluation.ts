@@ -12,6 +12,7 @@ import {
   type Task,
 } from '@dreamgym/core';
 import type { DomainSetup } from './domain-setup.js';
+import { type ProgressOutput, ProgressReporter } from './progress.js';
 
 /** Evaluates `policy` on the domain's real environment or its synthetic one. */
 export function evaluateOnDomain(
@@ -28,11 +29,28 @@ export function evaluateOnDomain(
     episodesPerTask?: number;
     /** The synthetic environment's experience model; default the domain's embedded one. */
     experienceModel?: ExperienceModel;
+    /** Where to show the episodes' progress (a bar on a terminal, a line per tenth otherwise). */
+    progress?: { label: string; output: ProgressOutput };
   },
 ): Promise<EvaluationMetrics> {
-  const { environment, k, experienceModel = domain.experienceModel, ...rest } = options;
+  const { environment, k, experienceModel = domain.experienceModel, progress, ...rest } = options;
+  const reporter = progress && new ProgressReporter(progress.label, 0, progress.output);
+  let solved = 0;
   return evaluatePolicy({
     ...rest,
+    ...(reporter
+      ? {
+          onEpisode: (rollout, { done, total }) => {
+            if (rollout.success) solved += 1;
+            reporter.total = total;
+            const step = Math.max(1, Math.ceil(total / 10));
+            if (progress!.output.isTTY || done % step === 0 || done === total) {
+              reporter.update(done, { successRate: solved / done });
+            }
+            if (done === total) reporter.finish();
+          },
+        }
+      : {}),
     environment,
     environmentFactory:
       environment === 'real'

@@ -101,6 +101,7 @@ async function evaluate(args: string[], io: CommandIo): Promise<number> {
     const metrics = await evaluateOnDomain(domain, {
       policy,
       environment,
+      progress: { label: 'dreamgym eval', output: io.stderr },
       tasks: domain.evaluationTasks,
       episodesPerTask: integer(values.episodes as string | undefined, '--episodes') ?? 1,
       maxSteps,

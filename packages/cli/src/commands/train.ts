@@ -572,6 +572,7 @@ async function train(args: string[], io: CommandIo): Promise<number> {
           policy,
           experienceModel: selected.experienceModel,
           environment: evaluationEnvironment,
+          progress: { label: `dreamgym train: untrained (${mode})`, output: io.stderr },
           tasks: domain.evaluationTasks,
           maxSteps: resolved.maxSteps,
           k: resolved.retrieval.k,

@@ -25,6 +25,8 @@ export interface PolicyEvaluationOptions {
   random: SeededRandom;
   candidateActions?: (observation: Observation, history: readonly Step[]) => string[];
   signal?: AbortSignal;
+  /** Called as each episode ends, with how many of all have ended (progress of a long evaluation). */
+  onEpisode?: (rollout: Rollout, progress: { done: number; total: number }) => void;
 }
 
 /** The evaluation's figures and its episodes. */
@@ -49,6 +51,7 @@ export async function evaluatePolicy(options: PolicyEvaluationOptions): Promise<
       random: options.random.fork(`evaluation:${options.environment}`),
       greedy: options.greedy ?? true,
       ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onEpisode ? { onEpisode: options.onEpisode } : {}),
     });
     const successes = rollouts.filter((rollout) => rollout.success).length;
     const episodes = rollouts.length;

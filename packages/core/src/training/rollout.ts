@@ -110,6 +110,8 @@ export interface CollectOptions {
   /** Take the most likely action (evaluation). Default false. */
   greedy?: boolean;
   signal?: AbortSignal;
+  /** Called as each episode ends (in the order they end), with how many of all have ended. */
+  onEpisode?: (rollout: Rollout, progress: { done: number; total: number }) => void;
 }
 
 function validatePositiveInteger(value: number, field: string): void {
@@ -155,6 +157,7 @@ export class RolloutCollector {
     const slots = Math.min(this.concurrency, jobs.length);
     while (this.pool.length < slots) this.pool.push(await this.options.environmentFactory());
     let next = 0;
+    let ended = 0;
     const worker = async (environment: Environment) => {
       while (next < jobs.length) {
         if (options.signal?.aborted) throw options.signal.reason ?? new Error('Rollout aborted.');
@@ -169,6 +172,8 @@ export class RolloutCollector {
           () => base.fork(`episode:${jobIndex}`),
           options,
         );
+        ended += 1;
+        options.onEpisode?.(results[jobIndex]!, { done: ended, total: jobs.length });
       }
     };
     await Promise.all(this.pool.slice(0, slots).map(worker));
