@@ -143,7 +143,7 @@ describe('rollout collection', () => {
     );
   });
 
-  it('wraps reset failures in an EnvironmentError naming the task', async () => {
+  it('wraps reset failures in an EnvironmentError naming the task and the attempts', async () => {
     const policy = new LinearSoftmaxPolicy({ random: new SeededRandom(1), hashBits: 12 });
     const broken = { ...tasks[0]!, id: 'broken', meta: {} };
     const failure = collectRollouts({
@@ -152,9 +152,10 @@ describe('rollout collection', () => {
       random: new SeededRandom(2),
       environmentFactory: () => new CorridorEnvironment(),
       maxSteps: 3,
+      episodeRetries: 2,
     });
     await expect(failure).rejects.toThrow(EnvironmentError);
-    await expect(failure).rejects.toThrow(/task broken/);
+    await expect(failure).rejects.toThrow(/task broken.*failed 3 times; episodeRetries is 2/);
   });
 
   it('plays an episode again from reset when the environment fails, with the same random stream', async () => {
@@ -197,18 +198,6 @@ describe('rollout collection', () => {
     );
     await expect(collect(2, 0)).rejects.toThrow(/the engine died/);
   });
-
-  it('fails with the count when every attempt of an episode fails', async () => {
-    const policy = new LinearSoftmaxPolicy({ random: new SeededRandom(1), hashBits: 12 });
-    const broken = { ...tasks[0]!, id: 'broken', meta: {} };
-    const failure = collectRollouts({
-      policy,
-      tasks: [broken],
-      random: new SeededRandom(2),
-      environmentFactory: () => new CorridorEnvironment(),
-      maxSteps: 3,
-      episodeRetries: 2,
-    });
     await expect(failure).rejects.toThrow(/task broken.*failed 3 times; episodeRetries is 2/);
   });
 });
