@@ -32,7 +32,7 @@
  * benchmarks/results/alfworld-report.html.
  */
 import { existsSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -255,6 +255,16 @@ const runs: ReportRun[] = [];
 for (const directory of values['report-runs'] ?? []) {
   runs.push(await loadRun(resolve(directory), basename(directory).replace(/^run-\d+-/, '')));
 }
+// A kept scratch folder holds the run folders of earlier runs: their training curves stay in
+// the report (the conditions run now replace theirs).
+if (keepScratch) {
+  for (const name of (await readdir(scratch)).sort()) {
+    const match = /^run-(\d+)-(.+)$/.exec(name);
+    if (!match || Number(match[1]) !== seeds[0] || conditionNames.includes(match[2]!)) continue;
+    if (!existsSync(join(scratch, name, 'metrics.jsonl'))) continue;
+    runs.push(await loadRun(join(scratch, name), match[2]!));
+  }
+}
 
 /** Pooled over seeds: successes / episodes with the Wilson interval of the pool. */
 function pooled(condition: string, split: Split, mode: Mode) {
@@ -366,7 +376,7 @@ async function writeResults(): Promise<void> {
     `<h2>Real-engine success, pooled over seeds ${seeds.join(', ')} (95% Wilson intervals)</h2>
   <table><thead><tr><th>condition</th>${header}<th>synthetic vs real on ${gapTaskCount} training tasks</th></tr></thead>
   <tbody>${rows}</tbody></table>
-  <p>DreamGym (0 real transitions) / real-env RL (${budget}), greedy: ${claims.dreamgymOverRealRl === null ? 'n/a' : claims.dreamgymOverRealRl.toFixed(2)}; S2R (${Math.round(budget / 10)} real) beats real-env RL: ${String(claims.s2rBeatsRealRl)}.</p>
+  <p>DreamGym (0 real transitions) / real-env RL (${budget}), greedy: ${claims.dreamgymOverRealRl === null ? 'n/a' : claims.dreamgymOverRealRl.toFixed(2)}; S2R (${Math.round(budget / 10)} real) beats real-env RL: ${claims.s2rBeatsRealRl === null ? 'n/a' : String(claims.s2rBeatsRealRl)}.</p>
   <h2>Runs and ablations</h2>`,
   );
   await writeFile(join(resultsDirectory, 'alfworld-report.html'), html);
