@@ -138,13 +138,7 @@ export class JsonlWriter<S extends z.ZodType> {
 
   /** Validates and appends one record. */
   async write(record: z.input<S>): Promise<void> {
-    if (!this.handle) throw new Error(`JsonlWriter for ${this.file} is closed.`);
-    const parsed = parseRecord(this.schema, record, {
-      file: this.file,
-      line: this.count + 1,
-    });
-    await this.handle.write(`${JSON.stringify(parsed)}\n`);
-    this.count += 1;
+    await this.writeAll([record]);
   }
 
   /**

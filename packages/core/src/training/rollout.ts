@@ -127,14 +127,15 @@ function validatePositiveInteger(value: number, field: string): void {
 export class RolloutCollector {
   private readonly pool: Environment[] = [];
   private readonly concurrency: number;
+  private readonly episodeRetries: number;
   private closed = false;
 
   constructor(private readonly options: RolloutCollectorOptions) {
     this.concurrency = options.concurrency ?? 8;
     validatePositiveInteger(this.concurrency, 'concurrency');
-    const retries = options.episodeRetries ?? 1;
-    if (!Number.isInteger(retries) || retries < 0) {
-      throw new ConfigError(`episodeRetries must be an integer >= 0, got ${retries}.`, {
+    this.episodeRetries = options.episodeRetries ?? 1;
+    if (!Number.isInteger(this.episodeRetries) || this.episodeRetries < 0) {
+      throw new ConfigError(`episodeRetries must be an integer >= 0, got ${this.episodeRetries}.`, {
         field: 'episodeRetries',
       });
     }
@@ -197,7 +198,7 @@ export class RolloutCollector {
     stream: () => SeededRandom,
     options: CollectOptions,
   ): Promise<Rollout> {
-    const allowed = this.options.episodeRetries ?? 1;
+    const allowed = this.episodeRetries;
     for (let retries = 0; ; retries += 1) {
       try {
         return {
@@ -205,8 +206,8 @@ export class RolloutCollector {
           retries,
         };
       } catch (error) {
-        if (!EnvironmentError.isInstance(error) || retries >= allowed) {
-          if (retries === 0) throw error;
+        if (!EnvironmentError.isInstance(error) || (retries === 0 && allowed === 0)) throw error;
+        if (retries >= allowed) {
           throw new EnvironmentError(
             `${(error as Error).message} (the episode failed ${retries + 1} times; episodeRetries is ${allowed})`,
             { cause: error },
