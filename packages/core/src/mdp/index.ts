@@ -2,6 +2,7 @@ export type { Environment } from './environment.js';
 export {
   formatFieldPath,
   type JsonlLine,
+  type JsonlLineSpan,
   JsonlWriter,
   parseRecord,
   readJsonl,

@@ -127,6 +127,29 @@ describe('JSONL trajectories', () => {
     expect(await readAll(file)).toHaveLength(2);
   });
 
+  it('resolves to where each line lies in the file, also after reopening it for appending', async () => {
+    const file = join(directory, 'spans.jsonl');
+    const first = await JsonlWriter.open(file, TrajectorySchema);
+    const [one] = await first.writeAll([{ ...trajectory, id: 'é-1' }]);
+    await first.close();
+    const again = await JsonlWriter.open(file, TrajectorySchema);
+    expect(again.bytes).toBe(one!.end + 1);
+    const spans = [
+      one!,
+      ...(await again.writeAll([
+        { ...trajectory, id: 'ü-2' },
+        { ...trajectory, id: 't-3' },
+      ])),
+      await again.write({ ...trajectory, id: 't-4' }),
+    ];
+    await again.close();
+    const bytes = await readFile(file);
+    expect(again.bytes).toBe(bytes.length);
+    expect(
+      spans.map((span) => JSON.parse(bytes.toString('utf8', span.start, span.end)).id),
+    ).toEqual(['é-1', 'ü-2', 't-3', 't-4']);
+  });
+
   it('writeJsonl leaves the old file intact when a record is invalid', async () => {
     const file = join(directory, 'atomic.jsonl');
     await writeJsonl(file, TrajectorySchema, [trajectory]);

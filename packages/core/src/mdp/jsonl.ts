@@ -104,9 +104,17 @@ export async function* readJsonl<S extends z.ZodType>(
   }
 }
 
+/** Where one line written by a {@link JsonlWriter} lies in its file, in bytes. */
+export interface JsonlLineSpan {
+  /** Offset of the line's first byte. */
+  start: number;
+  /** Offset just past the line's last byte (its newline excluded). */
+  end: number;
+}
+
 /**
- * Appends validated records to a JSONL file, one `write` per record, so a crash can at
- * worst leave a truncated last line (never an interleaved one).
+ * Appends validated records to a JSONL file, one `write` per call, so a crash can at worst
+ * leave a truncated last line (never an interleaved one).
  */
 export class JsonlWriter<S extends z.ZodType> {
   private handle: FileHandle | undefined;
@@ -116,6 +124,7 @@ export class JsonlWriter<S extends z.ZodType> {
     readonly file: string,
     private readonly schema: S,
     handle: FileHandle,
+    private offset: number,
   ) {
     this.handle = handle;
   }
@@ -128,7 +137,8 @@ export class JsonlWriter<S extends z.ZodType> {
   ): Promise<JsonlWriter<S>> {
     await mkdir(dirname(file), { recursive: true });
     const handle = await open(file, options.append === false ? 'w' : 'a');
-    return new JsonlWriter(file, schema, handle);
+    const { size } = await handle.stat();
+    return new JsonlWriter(file, schema, handle, size);
   }
 
   /** Number of records written by this writer. */
@@ -136,25 +146,40 @@ export class JsonlWriter<S extends z.ZodType> {
     return this.count;
   }
 
-  /** Validates and appends one record. */
-  async write(record: z.input<S>): Promise<void> {
-    await this.writeAll([record]);
+  /** Size of the file in bytes after this writer's writes (where the next line starts). */
+  get bytes(): number {
+    return this.offset;
+  }
+
+  /** Validates and appends one record; resolves to where its line lies in the file. */
+  async write(record: z.input<S>): Promise<JsonlLineSpan> {
+    const [span] = await this.writeAll([record]);
+    return span!;
   }
 
   /**
    * Validates every record, then appends them all in one write: nothing is written when one
    * is invalid. A write interrupted by a crash leaves a torn last line, which readers of an
-   * append-only log drop.
+   * append-only log drop. Resolves to where each record's line lies in the file.
    */
-  async writeAll(records: readonly z.input<S>[]): Promise<void> {
+  async writeAll(records: readonly z.input<S>[]): Promise<JsonlLineSpan[]> {
     if (!this.handle) throw new Error(`JsonlWriter for ${this.file} is closed.`);
-    if (records.length === 0) return;
-    const lines = records.map(
-      (record, offset) =>
-        `${JSON.stringify(parseRecord(this.schema, record, { file: this.file, line: this.count + offset + 1 }))}\n`,
-    );
+    if (records.length === 0) return [];
+    const spans: JsonlLineSpan[] = [];
+    let offset = this.offset;
+    const lines = records.map((record, position) => {
+      const line = JSON.stringify(
+        parseRecord(this.schema, record, { file: this.file, line: this.count + position + 1 }),
+      );
+      const end = offset + Buffer.byteLength(line);
+      spans.push({ start: offset, end });
+      offset = end + 1;
+      return `${line}\n`;
+    });
     await this.handle.write(lines.join(''));
     this.count += records.length;
+    this.offset = offset;
+    return spans;
   }
 
   /** Forces written records to disk. */

@@ -9,7 +9,7 @@ import { ConfigError } from '../errors.js';
 import type { Transition } from '../mdp/schemas.js';
 import type { BufferContents } from './buffer-contents.js';
 import { ensureIndex, phiInput } from './buffer-index.js';
-import { addEntry, compactBuffer } from './buffer-persistence.js';
+import { addEntry, appendToLog, compactBuffer } from './buffer-persistence.js';
 import type { BufferState } from './buffer-state.js';
 import { embedPhi } from './phi.js';
 import { appendNewRows } from './recall-upkeep.js';
@@ -103,7 +103,8 @@ export function planBatch(contents: BufferContents, transitions: readonly Transi
 export async function storeBatch(state: BufferState, plan: BatchPlan): Promise<void> {
   const { slots, withInstruction } = state.contents;
   const { fresh, freshCounts, freshAliases } = plan;
-  await state.writer?.writeAll(
+  await appendToLog(
+    state,
     [...plan.recounted].map(([slot, { count, ids }]) => ({
       op: 'count' as const,
       id: slots.peek(slot).id,
@@ -133,7 +134,8 @@ export async function storeBatch(state: BufferState, plan: BatchPlan): Promise<v
   const embedded = new Float32Array(toEmbed.length * dimension);
   await embedPhi(state.embedder, toEmbed.map(phiInput), state.phiWeights, embedded);
   // One write for the whole batch; when it fails, none of the batch enters the buffer.
-  await state.writer?.writeAll(
+  const logged = await appendToLog(
+    state,
     fresh.map((transition, position) =>
       addEntry(transition, freshCounts[position]!, freshAliases[position]!),
     ),
@@ -141,7 +143,10 @@ export async function storeBatch(state: BufferState, plan: BatchPlan): Promise<v
   const rows = new Float32Array(toEmbed.length * dimension);
   let created = 0;
   for (const [position, transition] of fresh.entries()) {
-    const registered = state.contents.register(transition, { count: freshCounts[position]! });
+    const registered = state.contents.register(transition, {
+      count: freshCounts[position]!,
+      ...(logged.length > 0 ? { logged: logged[position]! } : {}),
+    });
     for (const id of freshAliases[position]!) slots.addAlias(registered.slot, id);
     if (!registered.created) continue;
     const source = newPhi.get(phiText(transition, withInstruction))!;
@@ -167,7 +172,7 @@ export async function evictOverCapacity(
     const slot = state.evictCursor;
     state.evictCursor += 1;
     if (!slots.isLive(slot) || slots.source(slot) === 'offline') continue;
-    await state.writer?.write({ op: 'evict', id: slots.peek(slot).id });
+    await appendToLog(state, [{ op: 'evict', id: slots.peek(slot).id }]);
     state.contents.unregister(slot);
     evicted += 1;
   }

@@ -8,7 +8,7 @@
 import type { Transition } from '../mdp/schemas.js';
 import { PhiRows } from './phi-rows.js';
 import type { LoggedRecord } from './replay-log.js';
-import { SlotTable } from './slot-table.js';
+import { type SlotColumns, SlotTable } from './slot-table.js';
 import { phiHash, samePhiInputs } from './transition-keys.js';
 import { VectorStore } from './vector-store.js';
 
@@ -78,6 +78,37 @@ export class BufferContents {
     }
     this.rows.attach(slot, row);
     return { slot, row, created };
+  }
+
+  /**
+   * Fills these empty contents from a snapshot: the slots from `columns`, each on its row
+   * from `mapped` (`rows.i32`), rows created with their phi hashes `rowHashes`.
+   *
+   * @throws RangeError when `mapped` and `rowHashes` do not fit the slots.
+   */
+  restore(columns: SlotColumns, rowHashes: Float64Array, mapped: Int32Array): void {
+    const slots = columns.idHashes.length;
+    if (mapped.length < slots) {
+      throw new RangeError(`${slots} slots in the snapshot, ${mapped.length} in rows.i32`);
+    }
+    this.slots.restore(columns);
+    for (let slot = 0; slot < slots; slot += 1) {
+      const row = mapped[slot]!;
+      if (row === this.rows.size && row < rowHashes.length) this.rows.create(rowHashes[row]!, slot);
+      else if (row >= this.rows.size || row < 0) {
+        throw new RangeError(
+          `row ${row} of slot ${slot} is beyond the ${this.rows.size} rows so far`,
+        );
+      }
+      this.rows.attach(slot, row);
+    }
+    if (this.rows.size !== rowHashes.length) {
+      throw new RangeError(
+        `${rowHashes.length} rows in the snapshot, ${this.rows.size} in rows.i32`,
+      );
+    }
+    for (let slot = 0; slot < slots; slot += 1)
+      if (!this.slots.isLive(slot)) this.rows.detach(slot);
   }
 
   /** Evicts `slot`: it leaves the slot table's lookups and its row's members. */

@@ -6,11 +6,14 @@
  * - `vectors.f32`    phi vectors, float32 row-major, one row per distinct phi input.
  * - `rows.i32`       the row of every record, int32 in slot (log) order.
  * - `index.faiss`    the faiss index over the rows of `vectors.f32`.
+ * - `slots.bin`      snapshot of what the slot table derives from the log up to the last
+ *                    flush (see `slot-snapshot.ts`); replaced atomically.
  * - `manifest.json`  embedder id, dimension, index settings and measured recall, counts;
  *                    replaced atomically.
  * - `buffer.lock`    pid of the writing process.
- * Vectors, rows and index are written by `flush`; records added after the last flush (e.g.
- * before a crash) are embedded again on open, everything flushed is reloaded as it is.
+ * Vectors, rows, index and slot snapshot are written by `flush`; records added after the last
+ * flush (e.g. before a crash) are parsed and embedded again on open, everything flushed is
+ * reloaded as it is.
  */
 import { type FileHandle, open, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -24,6 +27,7 @@ export const FILES = {
   vectors: 'vectors.f32',
   rows: 'rows.i32',
   index: 'index.faiss',
+  slots: 'slots.bin',
   manifest: 'manifest.json',
   lock: 'buffer.lock',
 } as const;

@@ -1,10 +1,11 @@
 /**
  * Opening a stored replay buffer: the manifest read and checked against the options
- * (embedder, index, phi weights), the record log replayed into slots and rows (each slot's
- * row from `rows.i32`), the flushed vectors and index reloaded and checked for length,
- * records committed after the last flush embedded again, a version-1 buffer (one vector
- * per record) converted, and `{ rebuild: true }` handed to compaction. Every failure names
- * the file and says how to repair it.
+ * (embedder, index, phi weights), the slots and rows of the last flush restored from the
+ * slot snapshot and the record log's later entries replayed into slots and rows (the whole
+ * log where no snapshot fits; each slot's row from `rows.i32`), the flushed vectors and
+ * index reloaded and checked for length, records committed after the last flush embedded
+ * again, a version-1 buffer (one vector per record) converted, and `{ rebuild: true }`
+ * handed to compaction. Every failure names the file and says how to repair it.
  */
 import { stat } from 'node:fs/promises';
 import type { z } from 'zod';
@@ -29,6 +30,7 @@ import {
   type ReplayIndexOptions,
   ReplayIndexOptionsSchema,
 } from './replay-options.js';
+import { readSlotSnapshot } from './slot-snapshot.js';
 import { VectorStore } from './vector-store.js';
 
 /** Options of a buffer being opened, as parsed. */
@@ -102,9 +104,12 @@ export async function loadBuffer(
 
 /**
  * Replays `records.jsonl` into the (empty) contents, each slot on its row from `mapped`
- * (`rows.i32`) where it has one, and drops a torn last record of a writable buffer.
+ * (`rows.i32`) where it has one, and drops a torn last record of a writable buffer. Where
+ * the slot snapshot describes the log up to the last flush, it fills the contents and only
+ * the entries after it are parsed.
  */
 async function replayLog(state: BufferState, mapped: Int32Array): Promise<void> {
+  const from = mapped.length > 0 ? await restoreSnapshot(state, mapped) : undefined;
   const { contents } = state;
   const { slots } = contents;
   const log = await readReplayLog(
@@ -131,7 +136,7 @@ async function replayLog(state: BufferState, mapped: Int32Array): Promise<void> 
         if (slot !== undefined) contents.unregister(slot);
       },
     },
-    { chunks: slots.logChunks },
+    { bytes: slots.log, ...(from ? { from } : {}) },
   ).catch((error: unknown) => {
     if (error instanceof RangeError) {
       throw new IndexError(
@@ -141,12 +146,49 @@ async function replayLog(state: BufferState, mapped: Int32Array): Promise<void> 
     }
     throw error;
   });
+  state.logLines = log.committedLines;
   if (log.tornBytes > 0) {
     state.warn(
       `${statePath(state, 'records')}: ignoring a truncated last record (${log.tornBytes} bytes, an append interrupted by a crash); it was never committed.`,
     );
     if (!state.readOnly) await dropTornTail(statePath(state, 'records'), log.committedBytes);
   }
+}
+
+/**
+ * Fills the (empty) contents from the slot snapshot where it describes the log and `mapped`;
+ * returns where the log's entries after it start (undefined: none is usable, so the whole
+ * log is parsed; a snapshot that exists but does not fit is reported).
+ */
+async function restoreSnapshot(
+  state: BufferState,
+  mapped: Int32Array,
+): Promise<{ byte: number; line: number } | undefined> {
+  const file = statePath(state, 'slots');
+  const logFile = statePath(state, 'records');
+  const snapshot = await readSlotSnapshot(file, {
+    logFile,
+    logBytes: await stat(logFile).then(
+      (info) => info.size,
+      () => 0,
+    ),
+    slotCount: mapped.length,
+    withInstruction: state.contents.withInstruction,
+  });
+  if (snapshot === undefined) return undefined;
+  let stale = 'stale' in snapshot ? snapshot.stale : undefined;
+  if (!('stale' in snapshot)) {
+    try {
+      state.contents.restore(snapshot.columns, snapshot.rowHashes, mapped);
+      return { byte: snapshot.log.bytes, line: snapshot.log.lines };
+    } catch (error) {
+      if (!(error instanceof RangeError)) throw error;
+      stale = `it does not match ${FILES.rows} (${error.message})`;
+      state.contents = emptyContents(state);
+    }
+  }
+  state.warn(`${file} is not used: ${stale}. Reading the whole ${FILES.records} instead.`);
+  return undefined;
 }
 
 async function readManifest(state: BufferState, rebuild: boolean): Promise<Manifest | undefined> {

@@ -1,22 +1,25 @@
 /**
- * Writing a replay buffer's files (see `buffer-files.ts` for what each holds): a flush
- * appends the vectors and rows added since the last one, rewrites the index and the
- * manifest and syncs the record log; a compaction (or rebuild) drops evicted transitions,
- * rebuilds the index and rewrites every file, the log first.
+ * Writing a replay buffer's files (see `buffer-files.ts` for what each holds): entries are
+ * appended to the record log as they come; a flush appends the vectors and rows added since
+ * the last one, rewrites the index, syncs the record log and rewrites the slot snapshot and
+ * the manifest; a compaction (or rebuild) drops evicted transitions, rebuilds the index and
+ * rewrites every file, the log first.
  */
-import { rm } from 'node:fs/promises';
-import { JsonlWriter, writeJsonl } from '../mdp/jsonl.js';
+import { rename, rm } from 'node:fs/promises';
+import { JsonlWriter } from '../mdp/jsonl.js';
 import type { Transition } from '../mdp/schemas.js';
 import { appendAfter, writeManifestFile } from './buffer-files.js';
 import { embedRows, rebuildIndex } from './buffer-index.js';
 import { type BufferState, recordsFile, statePath } from './buffer-state.js';
 import { compactContents } from './compaction.js';
 import { tuneIfStale } from './recall-upkeep.js';
-import { type ReplayLogEntry, ReplayLogEntrySchema } from './replay-log.js';
+import { type LoggedRecord, type ReplayLogEntry, ReplayLogEntrySchema } from './replay-log.js';
+import { writeSlotSnapshot } from './slot-snapshot.js';
 
 /**
- * Writes the vectors, rows and faiss index of everything added since the last flush and
- * the manifest, and syncs the record log (nothing for a buffer in memory or read-only).
+ * Writes the vectors, rows and faiss index of everything added since the last flush, syncs
+ * the record log, and writes the slot snapshot and the manifest (nothing for a buffer in
+ * memory or read-only).
  */
 export async function flushBuffer(state: BufferState): Promise<void> {
   if (!state.directory || state.readOnly) return;
@@ -34,7 +37,15 @@ export async function flushBuffer(state: BufferState): Promise<void> {
   ]);
   if (state.index) await state.index.write(statePath(state, 'index'));
   else await rm(statePath(state, 'index'), { force: true });
-  await state.writer?.sync();
+  if (state.writer) {
+    await state.writer.sync();
+    // After the log it describes and before the manifest (see `slot-snapshot.ts`).
+    await writeSlotSnapshot(statePath(state, 'slots'), state.contents, {
+      file: statePath(state, 'records'),
+      bytes: state.writer.bytes,
+      lines: state.logLines,
+    });
+  }
   await writeManifest(state, rowCount, slotCount);
   state.flushedRows = rowCount;
   state.flushedSlots = slotCount;
@@ -88,17 +99,64 @@ export async function compactBuffer(state: BufferState, reembed: boolean): Promi
   }
   if (!state.directory) return;
   // Log first: a crash before the index is rewritten leaves an index longer than the
-  // log, which `open` reports and `rebuild: true` repairs.
+  // log, which `open` reports and `rebuild: true` repairs. The snapshot of the old log goes
+  // before it.
+  await rm(statePath(state, 'slots'), { force: true });
   await state.writer?.close();
-  await writeJsonl(
+  const logged = await rewriteLog(
     statePath(state, 'records'),
-    ReplayLogEntrySchema,
     compacted.transitions.map((transition, position) =>
       addEntry(transition, compacted.counts[position]!, compacted.aliases[position]!),
     ),
   );
+  logged.forEach((where, slot) => {
+    state.contents.slots.setLogged(slot, where);
+  });
+  state.logLines = logged.length;
   await openRecordLog(state);
   await rewriteFiles(state);
+}
+
+/**
+ * Replaces the log `file` with `entries` atomically (a temporary file renamed over it);
+ * resolves to where each entry lies in it.
+ */
+async function rewriteLog(file: string, entries: ReplayLogEntry[]): Promise<LoggedRecord[]> {
+  const temporary = `${file}.${process.pid}.tmp`;
+  const writer = await JsonlWriter.open(temporary, ReplayLogEntrySchema, { append: false });
+  const logged: LoggedRecord[] = [];
+  try {
+    // In parts, so that a million entries are not one string.
+    for (let from = 0; from < entries.length; from += 8192) {
+      const spans = await writer.writeAll(entries.slice(from, from + 8192));
+      spans.forEach((span, offset) => {
+        logged.push({ line: from + offset + 1, ...span });
+      });
+    }
+    await writer.sync();
+    await writer.close();
+    await rename(temporary, file);
+  } catch (error) {
+    await writer.close();
+    await rm(temporary, { force: true });
+    throw error;
+  }
+  return logged;
+}
+
+/**
+ * Appends `entries` to the record log in one write; resolves to where each lies (nothing
+ * for a buffer in memory).
+ */
+export async function appendToLog(
+  state: BufferState,
+  entries: readonly ReplayLogEntry[],
+): Promise<LoggedRecord[]> {
+  if (!state.writer || entries.length === 0) return [];
+  const spans = await state.writer.writeAll(entries);
+  const first = state.logLines + 1;
+  state.logLines += entries.length;
+  return spans.map((span, offset) => ({ line: first + offset, ...span }));
 }
 
 /** Opens the record log for appending. */

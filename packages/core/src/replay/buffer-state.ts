@@ -37,6 +37,8 @@ export interface BufferState {
   directory: string | undefined;
   readOnly: boolean;
   writer: JsonlWriter<typeof ReplayLogEntrySchema> | undefined;
+  /** Lines of the record log (the next entry's line is one more). */
+  logLines: number;
   /** Rows of `vectors.f32` / `index.faiss`, and slots of `rows.i32`, on disk. */
   flushedRows: number;
   flushedSlots: number;

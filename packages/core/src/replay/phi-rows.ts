@@ -98,6 +98,14 @@ export class PhiRows {
     return row;
   }
 
+  /** The 53-bit phi hash of each row (what {@link PhiRows.create} was given), for a snapshot. */
+  hashes(): Float64Array {
+    const hashes = new Float64Array(this.rows);
+    for (let row = 0; row < this.rows; row += 1)
+      hashes[row] = this.rowCheck[row]! * KEY_SPACE + this.byKey.hashOf(row);
+    return hashes;
+  }
+
   /** Makes live `slot` a member of `row`. */
   attach(slot: number, row: number): void {
     if (slot >= this.slotRow.length) {

@@ -119,6 +119,7 @@ export class ReplayBuffer implements TransitionRetriever {
       directory: undefined,
       readOnly: false,
       writer: undefined,
+      logLines: 0,
       flushedRows: 0,
       flushedSlots: 0,
     };

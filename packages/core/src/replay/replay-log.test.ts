@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DatasetFormatError } from '../errors.js';
 import type { Transition } from '../mdp/schemas.js';
-import { type LoggedRecord, loggedTransition, readReplayLog } from './replay-log.js';
+import { LogBytes, type LoggedRecord, loggedTransition, readReplayLog } from './replay-log.js';
 
 const directories: string[] = [];
 afterAll(async () => {
@@ -36,7 +36,7 @@ function transition(index: number): Transition {
   };
 }
 
-async function read(file: string, chunkBytes?: number) {
+async function read(file: string, chunkBytes?: number, from?: { byte: number; line: number }) {
   const added: {
     transition: Transition;
     where: LoggedRecord;
@@ -45,7 +45,7 @@ async function read(file: string, chunkBytes?: number) {
   }[] = [];
   const counted: { id: string; count: number; line: number; ids: readonly string[] }[] = [];
   const evicted: { id: string; line: number }[] = [];
-  const chunks: Buffer[] = [];
+  const bytes = new LogBytes();
   const contents = await readReplayLog(
     file,
     {
@@ -54,14 +54,13 @@ async function read(file: string, chunkBytes?: number) {
       evict: (id, line) => {
         // Earlier records can be read back while reading (the buffer finds an evicted one so).
         const record = added.find((entry) => entry.transition.id === id)!;
-        expect(loggedTransition(chunks, record.where).id).toBe(id);
+        expect(loggedTransition(bytes, record.where).id).toBe(id);
         evicted.push({ id, line });
       },
     },
-    { chunks, chunkBytes },
+    { bytes, chunkBytes, ...(from ? { from } : {}) },
   );
-  expect(contents.chunks).toBe(chunks);
-  return { contents, added, counted, evicted };
+  return { contents, bytes, added, counted, evicted };
 }
 
 describe('readReplayLog', () => {
@@ -76,15 +75,36 @@ describe('readReplayLog', () => {
     await appendFile(file, '{"op":"add","transition":{"id":"t9"');
     // 61-byte reads: every line spans several, so each is carried into a later chunk.
     for (const chunkBytes of [61, undefined]) {
-      const { contents, added, evicted } = await read(file, chunkBytes);
+      const { contents, bytes, added, evicted } = await read(file, chunkBytes);
       expect(added.map((entry) => entry.transition.id)).toEqual(['t0', 't1', 't2', 't3', 't4']);
       expect(added.map((entry) => entry.where.line)).toEqual([1, 2, 5, 6, 7]);
       expect(evicted).toEqual([{ id: 't0', line: 4 }]);
       for (const [index, { where }] of added.entries()) {
-        expect(loggedTransition(contents.chunks, where)).toEqual(transition(index));
+        expect(loggedTransition(bytes, where)).toEqual(transition(index));
       }
       expect(contents.committedBytes).toBe(Buffer.byteLength(text));
+      expect(contents.committedLines).toBe(7);
       expect(contents.tornBytes).toBe('{"op":"add","transition":{"id":"t9"'.length);
+    }
+  });
+
+  it('from a line start, keeps the bytes before it unparsed and numbers the later lines after it', async () => {
+    const entries = [0, 1, 2, 3].map((index) =>
+      JSON.stringify({ op: 'add', transition: transition(index) }),
+    );
+    const file = await logFile(`${entries.join('\n')}\n`);
+    const from = { byte: Buffer.byteLength(`${entries[0]}\n${entries[1]}\n`), line: 2 };
+    for (const chunkBytes of [61, 1000, undefined]) {
+      const { contents, bytes, added } = await read(file, chunkBytes, from);
+      expect(added.map((entry) => [entry.transition.id, entry.where.line])).toEqual([
+        ['t2', 3],
+        ['t3', 4],
+      ]);
+      expect(added[0]!.where.start).toBe(from.byte);
+      expect(contents.committedLines).toBe(4);
+      // The skipped lines are held: a snapshot's records are served from them.
+      const first = { line: 1, start: 0, end: Buffer.byteLength(entries[0]!) };
+      expect(loggedTransition(bytes, first)).toEqual(transition(0));
     }
   });
 
@@ -123,6 +143,6 @@ describe('readReplayLog', () => {
   it('reads a missing file as empty', async () => {
     const { contents, added } = await read(join(tmpdir(), 'dreamgym-no-such-log.jsonl'));
     expect(added).toEqual([]);
-    expect(contents).toEqual({ chunks: [], committedBytes: 0, tornBytes: 0 });
+    expect(contents).toEqual({ committedBytes: 0, committedLines: 0, tornBytes: 0 });
   });
 });

@@ -36,15 +36,59 @@ export const ReplayLogEntrySchema = z.discriminatedUnion('op', [
 /** One entry of `records.jsonl`. */
 export type ReplayLogEntry = z.infer<typeof ReplayLogEntrySchema>;
 
-/** Where a committed `add` entry lies in the log bytes kept by {@link readReplayLog}. */
+/** Where a committed `add` entry lies in the log: its line and its bytes (newline excluded). */
 export interface LoggedRecord {
   /** 1-based line of `records.jsonl`. */
   line: number;
-  /** Index into {@link ReplayLogContents.chunks}. */
-  chunk: number;
-  /** Byte range of the line (no newline) within that chunk. */
+  /** Byte offsets of the line in the file. */
   start: number;
   end: number;
+}
+
+/**
+ * Bytes of the record log held in memory: chunks of whole lines, each with the file offset
+ * of its first byte. Records reloaded from the log stay here as bytes until first served.
+ */
+export class LogBytes {
+  private readonly chunks: Buffer[] = [];
+  private readonly starts: number[] = [];
+
+  /** Keeps `chunk`, which starts at file offset `start` (after every chunk kept so far). */
+  add(chunk: Buffer, start: number): void {
+    this.chunks.push(chunk);
+    this.starts.push(start);
+  }
+
+  /** Cuts the last chunk to its first `length` bytes (0: drops it). */
+  trimLast(length: number): void {
+    const last = this.chunks.length - 1;
+    if (length > 0) this.chunks[last] = this.chunks[last]!.subarray(0, length);
+    else {
+      this.chunks.pop();
+      this.starts.pop();
+    }
+  }
+
+  /** The bytes [start, end) of the file, or undefined where they are not held. */
+  slice(start: number, end: number): Buffer | undefined {
+    const { chunks, starts } = this;
+    let low = 0;
+    let high = starts.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if (starts[middle]! <= start) low = middle;
+      else high = middle - 1;
+    }
+    const chunk = chunks[low];
+    const base = starts[low]!;
+    if (!chunk || start < base || end > base + chunk.length) return undefined;
+    return chunk.subarray(start - base, end - base);
+  }
+
+  /** Whether the bytes [start, end) are held. */
+  holds(start: number, end: number): boolean {
+    return this.slice(start, end) !== undefined;
+  }
 }
 
 /**
@@ -67,10 +111,10 @@ export interface ReplayLogVisitor {
 
 /** What {@link readReplayLog} found. */
 export interface ReplayLogContents {
-  /** The committed bytes of the log, in chunks that each hold whole lines. */
-  chunks: Buffer[];
   /** Bytes of committed (newline-terminated) entries; anything after is a torn write. */
   committedBytes: number;
+  /** Lines of the committed entries (the last one's number). */
+  committedLines: number;
   /** Bytes of the torn last line, 0 when the file ends with a newline. */
   tornBytes: number;
 }
@@ -90,27 +134,31 @@ const NO_IDS: readonly string[] = [];
  * final line without its newline is a torn write from a crash: it is left out and measured
  * in `tornBytes`.
  *
- * @param options.chunks the array the kept chunks are appended to (default a new one): a
- * chunk is there before its lines are visited, so the visitor may read earlier records
- * (an `evict` looks its record up) with {@link loggedTransition}.
+ * @param options.bytes where the read chunks are kept: a chunk is there before its lines are
+ * visited, so the visitor may read earlier records (an `evict` looks its record up) with
+ * {@link loggedTransition}.
+ * @param options.from where to start: a byte offset at the start of a line and the number of
+ * lines before it (default the file's start); the bytes before it are read and kept
+ * but not parsed (their entries are known from a snapshot).
  * @param options.chunkBytes most bytes read at once (small in tests, to cross chunks).
  */
 export async function readReplayLog(
   file: string,
   visitor: ReplayLogVisitor,
-  options: { chunks?: Buffer[]; chunkBytes?: number } = {},
+  options: { bytes: LogBytes; from?: { byte: number; line: number }; chunkBytes?: number },
 ): Promise<ReplayLogContents> {
-  const chunks = options.chunks ?? [];
+  const { bytes } = options;
   const chunkBytes = options.chunkBytes ?? CHUNK_BYTES;
+  const from = options.from ?? { byte: 0, line: 0 };
   let handle: FileHandle;
   try {
     handle = await open(file, 'r');
   } catch {
-    return { chunks, committedBytes: 0, tornBytes: 0 };
+    return { committedBytes: 0, committedLines: 0, tornBytes: 0 };
   }
   let carry: Buffer = Buffer.alloc(0);
   let position = 0;
-  let line = 0;
+  let line = from.line;
   try {
     const { size } = await handle.stat();
     for (;;) {
@@ -120,11 +168,15 @@ export async function readReplayLog(
       carry.copy(chunk, 0);
       const { bytesRead } = await handle.read(chunk, carry.length, want, position);
       if (bytesRead === 0) break;
+      const chunkStart = position - carry.length;
       position += bytesRead;
       const filled = chunk.subarray(0, carry.length + bytesRead);
-      const chunkIndex = chunks.length;
-      chunks.push(filled);
-      let start = 0;
+      bytes.add(filled, chunkStart);
+      // Lines before `from` are known (from a snapshot): kept, not parsed.
+      let start =
+        from.byte - chunkStart >= filled.length
+          ? filled.lastIndexOf(NEWLINE) + 1
+          : Math.max(0, from.byte - chunkStart);
       let end = filled.indexOf(NEWLINE, start);
       while (end !== -1) {
         line += 1;
@@ -134,7 +186,7 @@ export async function readReplayLog(
           if (entry.op === 'add')
             visitor.add(
               entry.transition,
-              { line, chunk: chunkIndex, start, end },
+              { line, start: chunkStart + start, end: chunkStart + end },
               entry.count ?? 1,
               entry.ids ?? NO_IDS,
             );
@@ -145,25 +197,24 @@ export async function readReplayLog(
         start = end + 1;
         end = filled.indexOf(NEWLINE, start);
       }
-      // Only chunks holding a committed line are kept (a long line may span several reads).
-      if (start > 0) chunks[chunkIndex] = filled.subarray(0, start);
-      else chunks.pop();
+      // Only whole lines are kept (a long line may span several reads).
+      bytes.trimLast(start);
       carry = filled.subarray(start);
     }
   } finally {
     await handle.close();
   }
-  return { chunks, committedBytes: position - carry.length, tornBytes: carry.length };
+  return { committedBytes: position - carry.length, committedLines: line, tornBytes: carry.length };
 }
 
 /**
  * The transition of a committed `add` entry, parsed again from the log bytes (its indexed
  * fields were checked when the log was read; the rest is not validated here).
  */
-export function loggedTransition(chunks: readonly Buffer[], where: LoggedRecord): Transition {
-  const entry = JSON.parse(chunks[where.chunk]!.toString('utf8', where.start, where.end)) as {
-    transition: Transition;
-  };
+export function loggedTransition(bytes: LogBytes, where: LoggedRecord): Transition {
+  const line = bytes.slice(where.start, where.end);
+  if (!line) throw new RangeError(`line ${where.line} of the record log is not held in memory`);
+  const entry = JSON.parse(line.toString('utf8')) as { transition: Transition };
   return entry.transition;
 }
 
@@ -215,15 +266,20 @@ export function hasIndexedShape(value: unknown): value is ReplayLogEntry {
   );
 }
 
+/** The error for a committed log line that is not JSON. */
+export function invalidJsonError(cause: unknown, file: string, line: number): DatasetFormatError {
+  return new DatasetFormatError(
+    `invalid JSON in a committed replay-buffer record (${(cause as Error).message}). The record log is corrupt; restore it from a backup or remove the line.`,
+    { file, line, cause },
+  );
+}
+
 function parseLine(content: string, file: string, line: number): ReplayLogEntry {
   let value: unknown;
   try {
     value = JSON.parse(content);
   } catch (error) {
-    throw new DatasetFormatError(
-      `invalid JSON in a committed replay-buffer record (${(error as Error).message}). The record log is corrupt; restore it from a backup or remove the line.`,
-      { file, line, cause: error },
-    );
+    throw invalidJsonError(error, file, line);
   }
   if (hasIndexedShape(value)) return value;
   return parseRecord(ReplayLogEntrySchema, value, { file, line });

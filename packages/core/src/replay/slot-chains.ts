@@ -29,6 +29,11 @@ export class SlotChains {
     this.heads[bucket] = slot;
   }
 
+  /** The hash `slot` was added under. */
+  hashOf(slot: number): number {
+    return this.hashes[slot]!;
+  }
+
   /** Removes `slot` from the chain of `hash` (no-op when absent). */
   remove(hash: number, slot: number): void {
     const bucket = hash & (this.heads.length - 1);

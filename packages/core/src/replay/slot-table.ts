@@ -8,7 +8,7 @@
  */
 import { parseRecord } from '../mdp/jsonl.js';
 import { type ExperienceSource, type Transition, TransitionSchema } from '../mdp/schemas.js';
-import { type LoggedRecord, loggedTransition } from './replay-log.js';
+import { invalidJsonError, LogBytes, type LoggedRecord, loggedTransition } from './replay-log.js';
 import type { RetrievalFilter } from './retriever.js';
 import { SlotChains } from './slot-chains.js';
 import { contentKey, sameContent, textHash } from './transition-keys.js';
@@ -18,6 +18,35 @@ const SOURCE_NAMES: Record<ExperienceSource, ExperienceSource> = {
   synthetic: 'synthetic',
   real: 'real',
 };
+/** Sources by number, in {@link SlotColumns.sources}. */
+const SOURCE_ORDER: readonly ExperienceSource[] = ['offline', 'synthetic', 'real'];
+
+/**
+ * A slot table as flat columns (one entry per slot), what a snapshot stores so that a
+ * reopened buffer need not parse every record of its log.
+ */
+export interface SlotColumns {
+  /** Distinct domain and task names: `domains` and `tasks` number them. */
+  names: string[];
+  /** 30-bit hash of each slot's id; -1 for an evicted slot. */
+  idHashes: Int32Array;
+  domains: Int32Array;
+  tasks: Int32Array;
+  /** 0 offline, 1 synthetic, 2 real. */
+  sources: Uint8Array;
+  /** 30-bit hash of the trajectory id; -1 for none. */
+  trajectories: Int32Array;
+  /** 30-bit content key (see `transition-keys.ts`). */
+  contents: Int32Array;
+  counts: Float64Array;
+  /** Line and byte range of each slot's `add` entry in the log. */
+  lines: Float64Array;
+  starts: Float64Array;
+  ends: Float64Array;
+  /** Live aliases (ids of duplicates counted on a slot) in the order they were added. */
+  aliasSlots: Int32Array;
+  aliasIds: string[];
+}
 
 function increment(counts: Map<string, number>, key: string, by: number): void {
   const next = (counts.get(key) ?? 0) + by;
@@ -29,8 +58,8 @@ function increment(counts: Map<string, number>, key: string, by: number): void {
 export class SlotTable {
   /**
    * Validated transition per slot. Undefined once evicted, and for a record reloaded from
-   * the log but not yet served: that one stays as bytes in `logChunks` until first served,
-   * when it is parsed and validated in full.
+   * the log but not yet served: that one stays as bytes in `log` until first served, when it
+   * is parsed and validated in full.
    */
   private records: (Transition | undefined)[] = [];
   /** {@link textHash} of the id per slot; -1 once evicted (the liveness of a slot). */
@@ -45,10 +74,10 @@ export class SlotTable {
   private contents: number[] = [];
   /** Times the transition of each slot occurred (its exact duplicates counted on it). */
   private counts: number[] = [];
-  /** Log bytes of reloaded records, and where each reloaded slot's line lies in them. */
-  logChunks: Buffer[] = [];
+  /** Log bytes read on open (reloaded records stay there until first served). */
+  readonly log = new LogBytes();
+  /** Where each slot's `add` line lies in the log (undefined: not written to a log). */
   private loggedLines: number[] = [];
-  private loggedChunks: number[] = [];
   private loggedStarts: number[] = [];
   private loggedEnds: number[] = [];
   private readonly interned = new Map<string, string>();
@@ -118,34 +147,112 @@ export class SlotTable {
     this.records.push(keep ? transition : undefined);
     this.firstAlias.push(-1);
     this.counts.push(count);
-    this.occurrenceTotal += count;
     const idHash = textHash(transition.id);
     this.idHashes.push(idHash);
-    const domain = this.intern(transition.domain);
     // Checked to be one of the three sources on reading; the constant keeps one copy.
-    const source = SOURCE_NAMES[transition.source];
-    const task = this.intern(transition.taskId);
-    this.domains.push(domain);
-    this.sources.push(source);
-    this.tasks.push(task);
+    this.sources.push(SOURCE_NAMES[transition.source]);
+    this.domains.push(this.intern(transition.domain));
+    this.tasks.push(this.intern(transition.taskId));
     this.trajectories.push(
       transition.trajectoryId === undefined ? -1 : textHash(transition.trajectoryId),
     );
-    this.byId.add(idHash, slot);
-    const key = contentKey(transition, this.withInstruction);
-    this.contents.push(key);
-    this.byContent.add(key, slot);
-    increment(this.domainCounts, domain, 1);
-    increment(this.sourceCounts, source, 1);
-    increment(this.taskCounts, task, 1);
-    this.liveSlots += 1;
+    this.contents.push(contentKey(transition, this.withInstruction));
+    this.index(slot);
     return slot;
   }
 
-  /** Where the log line of a reloaded slot lies (see {@link SlotTable.served}). */
+  /** Enters the newly pushed live `slot` in the lookups and per-facet counts. */
+  private index(slot: number): void {
+    this.byId.add(this.idHashes[slot]!, slot);
+    this.byContent.add(this.contents[slot]!, slot);
+    increment(this.domainCounts, this.domains[slot]!, 1);
+    increment(this.sourceCounts, this.sources[slot]!, 1);
+    increment(this.taskCounts, this.tasks[slot]!, 1);
+    this.liveSlots += 1;
+    this.occurrenceTotal += this.counts[slot]!;
+  }
+
+  /**
+   * The table as columns, for a snapshot (see `slot-snapshot.ts`); undefined when a slot's
+   * log line is not known (a buffer in memory).
+   */
+  columns(): SlotColumns | undefined {
+    const slots = this.records.length;
+    if (this.loggedEnds.length < slots) return undefined;
+    const names: string[] = [];
+    const numbers = new Map<string, number>();
+    const nameOf = (text: string) => {
+      let number = numbers.get(text);
+      if (number === undefined) {
+        number = names.length;
+        names.push(text);
+        numbers.set(text, number);
+      }
+      return number;
+    };
+    const columns: SlotColumns = {
+      names,
+      idHashes: Int32Array.from(this.idHashes),
+      domains: new Int32Array(slots),
+      tasks: new Int32Array(slots),
+      sources: new Uint8Array(slots),
+      trajectories: Int32Array.from(this.trajectories),
+      contents: Int32Array.from(this.contents),
+      counts: Float64Array.from(this.counts),
+      lines: Float64Array.from(this.loggedLines),
+      starts: Float64Array.from(this.loggedStarts),
+      ends: Float64Array.from(this.loggedEnds),
+      aliasSlots: new Int32Array(0),
+      aliasIds: [],
+    };
+    for (let slot = 0; slot < slots; slot += 1) {
+      if (this.loggedEnds[slot] === undefined) return undefined;
+      columns.domains[slot] = nameOf(this.domains[slot]!);
+      columns.tasks[slot] = nameOf(this.tasks[slot]!);
+      columns.sources[slot] = SOURCE_ORDER.indexOf(this.sources[slot] as ExperienceSource);
+    }
+    const aliasSlots: number[] = [];
+    this.aliasSlots.forEach((slot, alias) => {
+      if (slot === -1) return;
+      aliasSlots.push(slot);
+      columns.aliasIds.push(this.aliasIds[alias]!);
+    });
+    columns.aliasSlots = Int32Array.from(aliasSlots);
+    return columns;
+  }
+
+  /**
+   * Fills this empty table from `columns`: every slot's record stays as bytes in the log
+   * (read into {@link SlotTable.log} by the caller) until first served.
+   */
+  restore(columns: SlotColumns): void {
+    if (this.records.length > 0) throw new Error('SlotTable.restore needs an empty table');
+    const slots = columns.idHashes.length;
+    const { names } = columns;
+    this.records = new Array<Transition | undefined>(slots).fill(undefined);
+    this.firstAlias = new Array<number>(slots).fill(-1);
+    this.idHashes = Array.from(columns.idHashes);
+    this.trajectories = Array.from(columns.trajectories);
+    this.contents = Array.from(columns.contents);
+    this.counts = Array.from(columns.counts);
+    this.loggedLines = Array.from(columns.lines);
+    this.loggedStarts = Array.from(columns.starts);
+    this.loggedEnds = Array.from(columns.ends);
+    const interned = names.map((name) => this.intern(name));
+    for (let slot = 0; slot < slots; slot += 1) {
+      this.domains.push(interned[columns.domains[slot]!]!);
+      this.tasks.push(interned[columns.tasks[slot]!]!);
+      this.sources.push(SOURCE_ORDER[columns.sources[slot]!]!);
+      if (this.idHashes[slot] !== -1) this.index(slot);
+    }
+    columns.aliasIds.forEach((id, alias) => {
+      this.addAlias(columns.aliasSlots[alias]!, id);
+    });
+  }
+
+  /** Where the `add` line of `slot` lies in the log (see {@link SlotTable.served}). */
   setLogged(slot: number, where: LoggedRecord): void {
     this.loggedLines[slot] = where.line;
-    this.loggedChunks[slot] = where.chunk;
     this.loggedStarts[slot] = where.start;
     this.loggedEnds[slot] = where.end;
   }
@@ -205,7 +312,7 @@ export class SlotTable {
     const record = this.records[slot];
     if (record) return record;
     const where = this.loggedAt(slot);
-    const valid = parseRecord(TransitionSchema, loggedTransition(this.logChunks, where), {
+    const valid = parseRecord(TransitionSchema, this.parseLogged(where), {
       file: this.logFile,
       line: where.line,
       fieldPrefix: 'transition',
@@ -220,18 +327,31 @@ export class SlotTable {
    * peeked after eviction too (their log bytes stay until compaction).
    */
   peek(slot: number): Transition {
-    return this.records[slot] ?? loggedTransition(this.logChunks, this.loggedAt(slot));
+    return this.records[slot] ?? this.parseLogged(this.loggedAt(slot));
+  }
+
+  /**
+   * The transition of a logged record, parsed from its bytes (a record restored from a
+   * snapshot was not parsed on open: a line corrupted since is reported here).
+   */
+  private parseLogged(where: LoggedRecord): Transition {
+    try {
+      return loggedTransition(this.log, where);
+    } catch (error) {
+      throw invalidJsonError(error, this.logFile, where.line);
+    }
   }
 
   /** Whether {@link SlotTable.peek} can read `slot` (live, or reloaded from the log). */
   canPeek(slot: number): boolean {
-    return this.records[slot] !== undefined || this.loggedLines[slot] !== undefined;
+    if (this.records[slot] !== undefined) return true;
+    const start = this.loggedStarts[slot];
+    return start !== undefined && this.log.holds(start, this.loggedEnds[slot]!);
   }
 
   private loggedAt(slot: number): LoggedRecord {
     return {
       line: this.loggedLines[slot]!,
-      chunk: this.loggedChunks[slot]!,
       start: this.loggedStarts[slot]!,
       end: this.loggedEnds[slot]!,
     };
