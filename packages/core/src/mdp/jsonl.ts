@@ -203,17 +203,32 @@ export async function writeJsonl<S extends z.ZodType>(
   schema: S,
   records: Iterable<z.input<S>> | AsyncIterable<z.input<S>>,
 ): Promise<number> {
+  return replaceJsonl(file, schema, async (writer) => {
+    for await (const record of records) await writer.write(record);
+    return writer.written;
+  });
+}
+
+/**
+ * Replaces `file` atomically with what `write` writes: a temporary file, synced and renamed
+ * over `file` once `write` resolves, removed when it throws. Resolves to `write`'s result.
+ */
+export async function replaceJsonl<S extends z.ZodType, T>(
+  file: string,
+  schema: S,
+  write: (writer: JsonlWriter<S>) => Promise<T>,
+): Promise<T> {
   const temporary = `${file}.${process.pid}.tmp`;
   const writer = await JsonlWriter.open(temporary, schema, { append: false });
   try {
-    for await (const record of records) await writer.write(record);
+    const result = await write(writer);
     await writer.sync();
     await writer.close();
     await rename(temporary, file);
+    return result;
   } catch (error) {
     await writer.close();
     await rm(temporary, { force: true });
     throw error;
   }
-  return writer.written;
 }

@@ -5,8 +5,8 @@
  * the manifest; a compaction (or rebuild) drops evicted transitions, rebuilds the index and
  * rewrites every file, the log first.
  */
-import { rename, rm } from 'node:fs/promises';
-import { JsonlWriter } from '../mdp/jsonl.js';
+import { rm } from 'node:fs/promises';
+import { JsonlWriter, replaceJsonl } from '../mdp/jsonl.js';
 import type { Transition } from '../mdp/schemas.js';
 import { appendAfter, writeManifestFile } from './buffer-files.js';
 import { embedRows, rebuildIndex } from './buffer-index.js';
@@ -122,10 +122,8 @@ export async function compactBuffer(state: BufferState, reembed: boolean): Promi
  * resolves to where each entry lies in it.
  */
 async function rewriteLog(file: string, entries: ReplayLogEntry[]): Promise<LoggedRecord[]> {
-  const temporary = `${file}.${process.pid}.tmp`;
-  const writer = await JsonlWriter.open(temporary, ReplayLogEntrySchema, { append: false });
-  const logged: LoggedRecord[] = [];
-  try {
+  return replaceJsonl(file, ReplayLogEntrySchema, async (writer) => {
+    const logged: LoggedRecord[] = [];
     // In parts, so that a million entries are not one string.
     for (let from = 0; from < entries.length; from += 8192) {
       const spans = await writer.writeAll(entries.slice(from, from + 8192));
@@ -133,15 +131,8 @@ async function rewriteLog(file: string, entries: ReplayLogEntry[]): Promise<Logg
         logged.push({ line: from + offset + 1, ...span });
       });
     }
-    await writer.sync();
-    await writer.close();
-    await rename(temporary, file);
-  } catch (error) {
-    await writer.close();
-    await rm(temporary, { force: true });
-    throw error;
-  }
-  return logged;
+    return logged;
+  });
 }
 
 /**

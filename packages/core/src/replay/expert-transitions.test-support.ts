@@ -76,3 +76,13 @@ export async function loadExpertTransitions(limit: number): Promise<Map<string, 
   }
   return byGame;
 }
+
+/** A synthetic variant of `transition`: another id and next state (`suffix` in both). */
+export function synthetic(transition: Transition, suffix: string): Transition {
+  return {
+    ...transition,
+    id: `${transition.id}~${suffix}`,
+    source: 'synthetic',
+    nextState: { text: `${transition.nextState.text} (${suffix})` },
+  };
+}

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatasetFormatError } from '../errors.js';
 import type { Transition } from '../mdp/schemas.js';
 import { HashingEmbedder } from '../models/hashing-embedder.js';
-import { loadExpertTransitions } from './expert-transitions.test-support.js';
+import { loadExpertTransitions, synthetic } from './expert-transitions.test-support.js';
 import { ReplayBuffer } from './replay-buffer.js';
 
 const embedder = new HashingEmbedder({ dimension: 64 });
@@ -28,15 +28,6 @@ async function temporaryDirectory(): Promise<string> {
   const directory = await mkdtemp(join(tmpdir(), 'dreamgym-slots-'));
   directories.push(directory);
   return directory;
-}
-
-function synthetic(transition: Transition, suffix: string): Transition {
-  return {
-    ...transition,
-    id: `${transition.id}~${suffix}`,
-    source: 'synthetic',
-    nextState: { text: `${transition.nextState.text} (${suffix})` },
-  };
 }
 
 /** Offline seeds, duplicates counted under new ids, and synthetic ones evicted past capacity. */

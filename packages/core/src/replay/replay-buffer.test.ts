@@ -11,7 +11,7 @@ import type { EmbeddingModel } from '../models/embedding-model.js';
 import { HashingEmbedder } from '../models/hashing-embedder.js';
 import { SeededRandom } from '../random/seeded-random.js';
 import { startTypeScriptChild } from '../test-support/typescript-child.js';
-import { actionType, loadExpertTransitions } from './expert-transitions.test-support.js';
+import { actionType, loadExpertTransitions, synthetic } from './expert-transitions.test-support.js';
 import { FaissVectorIndex } from './faiss-index.js';
 import { DEFAULT_PHI_WEIGHTS, embedPhi } from './phi.js';
 import { ReplayBuffer } from './replay-buffer.js';
@@ -51,15 +51,6 @@ function distinctPhi(transitions: Iterable<Transition>): number {
   return new Set(
     [...transitions].map((transition) => `${transition.state.text}\u0000${transition.action}`),
   ).size;
-}
-
-function synthetic(transition: Transition, suffix: string): Transition {
-  return {
-    ...transition,
-    id: `${transition.id}~${suffix}`,
-    source: 'synthetic',
-    nextState: { text: `${transition.nextState.text} (${suffix})` },
-  };
 }
 
 beforeAll(async () => {
