@@ -1,5 +1,8 @@
 /**
  * `dreamgym eval`: success of a run's latest checkpoint on the real or synthetic environment.
+ * The synthetic environment is the run's own: the experience model and embedder its
+ * `models.json` names, retrieving from the offline transitions and the experience the run
+ * added up to that checkpoint.
  */
 import { join, resolve } from 'node:path';
 import {
@@ -19,6 +22,18 @@ import {
 } from '../command-arguments.js';
 import { evaluateOnDomain } from '../domain-evaluation.js';
 import { type DomainSetupOptions, setUpDomain } from '../domain-setup.js';
+import {
+  loadLlamaRuntime,
+  type SelectedModels,
+  selectModels,
+  usesChatModel,
+} from '../model-selection.js';
+import {
+  connectEmbedder,
+  modelSettings,
+  RUN_MODEL_OVERRIDE_FLAGS,
+  readModelFlags,
+} from '../run-models.js';
 import { createRunPolicy, loadLlmPolicyModule, readRunPolicySettings } from '../run-policy.js';
 
 const EVAL_USAGE = `Usage: dreamgym eval --run-dir DIR [options]
@@ -26,7 +41,12 @@ const EVAL_USAGE = `Usage: dreamgym eval --run-dir DIR [options]
   --run-dir DIR              a \`dreamgym train\` run folder (its latest checkpoint is evaluated)
   --environment real|synthetic   where to evaluate (default real)
   --eval-split NAME  --eval-tasks N  --episodes N  --max-steps N  --seed N
-  --sample                   sample actions instead of taking the most likely one`;
+  --sample                   sample actions instead of taking the most likely one
+
+The synthetic environment uses the models the run was trained with (its models.json) and
+retrieves from the experience the run added to its replay buffer up to the checkpoint.
+Where its model servers or local model run now may differ from training:
+  --base-url URL  --embedding-base-url URL  --model-concurrency N  --model-threads N`;
 
 async function evaluate(args: string[], io: CommandIo): Promise<number> {
   const values = parseFlags(
@@ -40,6 +60,7 @@ async function evaluate(args: string[], io: CommandIo): Promise<number> {
       'max-steps': { type: 'string' },
       seed: { type: 'string' },
       sample: { type: 'boolean' },
+      ...RUN_MODEL_OVERRIDE_FLAGS,
     },
     EVAL_USAGE,
   );
@@ -66,6 +87,30 @@ async function evaluate(args: string[], io: CommandIo): Promise<number> {
   const llmModule =
     policySettings.kind === 'llm' ? await loadLlmPolicyModule(policySettings.package) : undefined;
   const log = (message: string) => io.stderr.write(`${message}\n`);
+  const env = { ...process.env, ...io.env };
+  // The synthetic environment is built from the run's models; the real one needs none.
+  const overridden = Object.keys(RUN_MODEL_OVERRIDE_FLAGS).find(
+    (flag) => values[flag] !== undefined,
+  );
+  if (environment === 'real' && overridden !== undefined) {
+    fail(
+      `--${overridden} is a setting of the synthetic environment's models; --environment real uses none.`,
+      `--${overridden}`,
+    );
+  }
+  const selection =
+    environment === 'synthetic'
+      ? modelSettings(values, {
+          policy: policySettings.kind,
+          saved: await readModelFlags(runDirectory),
+          runDirectory,
+        }).selection
+      : undefined;
+  if (selection && usesChatModel(selection) && selection.baseUrl === undefined) {
+    (await loadLlamaRuntime()).resolveModelPath(selection.model, { env, cwd: io.cwd });
+  }
+  const embedder =
+    selection?.embedder === 'openai' ? await connectEmbedder(selection, env) : undefined;
   const domain = await setUpDomain(
     {
       ...setup,
@@ -75,24 +120,53 @@ async function evaluate(args: string[], io: CommandIo): Promise<number> {
         : {}),
     },
     log,
+    embedder ? { embedder } : {},
   );
-  const runPolicy = await createRunPolicy({
-    settings: policySettings,
-    config,
-    adapter: domain.adapter,
-    runDirectory,
-    ...(llmModule ? { module: llmModule } : {}),
-    env: { ...process.env, ...io.env },
-    log,
-  });
+  let selected: SelectedModels | undefined;
   try {
-    return await evaluateWith(runPolicy.policy);
+    if (selection) {
+      selected = await selectModels(selection, {
+        adapter: domain.adapter,
+        retrievalModel: domain.experienceModel,
+        env,
+        cwd: io.cwd,
+        log,
+        ...(embedder ? { embedder } : {}),
+      });
+      for (const line of selected.describe()) {
+        if (line.startsWith('experience model:') || line.startsWith('embedder:')) log(line);
+      }
+    }
+    const runPolicy = await createRunPolicy({
+      settings: policySettings,
+      config,
+      adapter: domain.adapter,
+      runDirectory,
+      ...(llmModule ? { module: llmModule } : {}),
+      env,
+      log,
+    });
+    try {
+      return await evaluateWith(runPolicy.policy);
+    } finally {
+      await runPolicy.close();
+    }
   } finally {
-    await runPolicy.close();
+    await selected?.dispose();
   }
 
   async function evaluateWith(policy: TrainablePolicy): Promise<number> {
-    const { checkpoint } = await loadRunPolicy(runDirectory, policy);
+    const offline = domain.replayBuffer.size;
+    const { checkpoint, experienceTransitions } = await loadRunPolicy(
+      runDirectory,
+      policy,
+      environment === 'synthetic' ? { replayBuffer: domain.replayBuffer } : {},
+    );
+    if (environment === 'synthetic') {
+      log(
+        `replay buffer: ${offline} offline transitions + ${experienceTransitions} the run added up to ${checkpoint} (${domain.replayBuffer.size} distinct)`,
+      );
+    }
     const maxSteps =
       integer(values['max-steps'] as string | undefined, '--max-steps') ?? config.maxSteps;
     log(
@@ -100,6 +174,7 @@ async function evaluate(args: string[], io: CommandIo): Promise<number> {
     );
     const metrics = await evaluateOnDomain(domain, {
       policy,
+      ...(selected ? { experienceModel: selected.experienceModel } : {}),
       environment,
       progress: { label: 'dreamgym eval', output: io.stderr },
       tasks: domain.evaluationTasks,

@@ -282,6 +282,42 @@ describe('dreamgym train --embedder openai', () => {
         'embedding-model': 'test-embedder',
         'embedding-base-url': server.url,
       });
+
+      // `dreamgym eval --environment synthetic` embeds with the run's embedder; where the
+      // server has moved, --embedding-base-url says so.
+      const moved = await startOpenAICompatibleServer({ embeddingDimension: 32 });
+      try {
+        const before = server.requestsTo('/v1/embeddings').length;
+        const io = captureIo({ env: env() });
+        const code = await runCli(
+          [
+            'eval',
+            '--run-dir',
+            run.runDirectory,
+            '--environment',
+            'synthetic',
+            '--eval-split',
+            'train',
+            '--eval-tasks',
+            '1',
+            '--max-steps',
+            '2',
+            '--embedding-base-url',
+            moved.url,
+          ],
+          io,
+        );
+        expect(code, io.err()).toBe(0);
+        expect(io.err()).toMatch(
+          new RegExp(`embedder: test-embedder at ${moved.url.replace(/[.]/g, '\\.')}`),
+        );
+        expect(io.err()).toMatch(/replay buffer: \d+ offline transitions \+ \d+ the run added/);
+        expect(io.out()).toMatch(/success \(greedy\): .* on 1 synthetic episode/);
+        expect(moved.requestsTo('/v1/embeddings').length).toBeGreaterThan(2);
+        expect(server.requestsTo('/v1/embeddings')).toHaveLength(before);
+      } finally {
+        await moved.close();
+      }
     } finally {
       await server.close();
     }
@@ -306,8 +342,8 @@ describe('dreamgym train --embedder openai', () => {
 });
 
 describe('dreamgym train with the local LLM on ALFWorld', () => {
-  it('trains with the reasoning experience model on SmolLM2 and resumes with it', {
-    timeout: 300_000,
+  it('trains with the reasoning experience model on SmolLM2, resumes and evaluates with it', {
+    timeout: 420_000,
   }, async () => {
     // One rollout of one step: each SmolLM2 step costs 20-35 s on two shared cores.
     const run = await countingLlama(() =>
@@ -343,6 +379,50 @@ describe('dreamgym train with the local LLM on ALFWorld', () => {
     expect(await runCli(['train', '--run-dir', run.runDirectory, '--resume'], resumed)).toBe(0);
     expect(resumed.err()).toMatch(/experience model: the reasoning LLM smollm2-135m-instruct/);
     expect(resumed.err()).toMatch(/resumed .* from checkpoint iteration-000001/);
+
+    // `dreamgym eval --environment synthetic` steps the run's own synthetic environment: the
+    // LLM of models.json, retrieving from the offline transitions and the run's experience.
+    // On a train task, which starts from its expert trajectory's first observation (SmolLM2
+    // cannot write a whole ALFWorld room as an initial state within its token limit).
+    const evaluation = await countingLlama(async () => {
+      const io = captureIo({ env: env() });
+      const code = await runCli(
+        [
+          'eval',
+          '--run-dir',
+          run.runDirectory,
+          '--environment',
+          'synthetic',
+          '--eval-split',
+          'train',
+          '--eval-tasks',
+          '1',
+          '--max-steps',
+          '1',
+        ],
+        io,
+      );
+      return { io, code };
+    });
+    expect(evaluation.code, evaluation.io.err()).toBe(0);
+    expect(evaluation.io.err()).toMatch(
+      /experience model: the reasoning LLM smollm2-135m-instruct in process/,
+    );
+    expect(evaluation.io.err()).toMatch(
+      /replay buffer: \d+ offline transitions \+ 1 the run added up to iteration-000001/,
+    );
+    expect(evaluation.loads).toBe(1);
+    expect(evaluation.structuredCalls).toBeGreaterThanOrEqual(1);
+    expect(evaluation.io.out()).toMatch(/success \(greedy\): .* on 1 synthetic episode/);
+
+    // The real environment uses none of the run's models: their settings are refused.
+    const real = captureIo({ env: env() });
+    expect(
+      await runCli(['eval', '--run-dir', run.runDirectory, '--model-threads', '2'], real),
+    ).toBe(2);
+    expect(real.err()).toMatch(
+      /--model-threads is a setting of the synthetic environment's models/,
+    );
   });
 
   it('trains with the grounded hybrid and the LLM task generator on one loaded SmolLM2', {

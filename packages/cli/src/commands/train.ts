@@ -8,10 +8,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
-  ConfigError,
   type DreamGymConfigInput,
   DreamGymLoop,
-  type EmbeddingModel,
   type EvaluationMetrics,
   type IterationMetrics,
   parseDreamGymConfig,
@@ -34,21 +32,18 @@ import {
 import { evaluateOnDomain } from '../domain-evaluation.js';
 import { type DomainSetupOptions, DomainSetupOptionsSchema, setUpDomain } from '../domain-setup.js';
 import {
-  createEmbedder,
   loadLlamaRuntime,
   MODEL_SELECTION_FLAGS,
-  type ModelSelection,
-  parseModelSelection,
   selectModels,
   usesChatModel,
 } from '../model-selection.js';
 import { ProgressReporter } from '../progress.js';
+import { connectEmbedder, MODELS_FILE, modelSettings, readModelFlags } from '../run-models.js';
 import {
   createRunPolicy,
   LLM_POLICY_PACKAGE,
   loadLlmPolicyModule,
   type RunPolicySettings,
-  readRunJson,
   readRunPolicySettings,
   writeRunPolicySettings,
 } from '../run-policy.js';
@@ -320,133 +315,6 @@ function policySettings(values: FlagValues, fileLlmPolicy: unknown): RunPolicySe
     settings.trainer = { ...((settings.trainer as Record<string, unknown>) ?? {}), device };
   }
   return { kind: 'llm', package: string('policy-package') ?? LLM_POLICY_PACKAGE, settings };
-}
-
-/** The model flags a run keeps in `models.json`, so a resumed run builds the same parts. */
-const SAVED_MODEL_FLAGS = [
-  'experience',
-  'task-generator',
-  'embedder',
-  'model',
-  'base-url',
-  'experience-format',
-  'experience-temperature',
-  'embedding-model',
-  'embedding-base-url',
-  'model-concurrency',
-  'model-context-size',
-  'model-threads',
-] as const;
-/** Where the servers are and how the local model runs may change on resume; which models, not. */
-const RESUMABLE_MODEL_FLAGS = new Set<string>([
-  'base-url',
-  'embedding-base-url',
-  'model-concurrency',
-  'model-threads',
-]);
-const MODELS_FILE = 'models.json';
-
-/** The model flags saved in a run folder: `{}` (every default) for runs written before it existed. */
-async function readModelFlags(runDirectory: string): Promise<Record<string, string>> {
-  const saved = await readRunJson(runDirectory, MODELS_FILE);
-  if (!saved) return {};
-  const { file, raw } = saved;
-  const entries = typeof raw === 'object' && raw !== null ? Object.entries(raw) : [];
-  const bad = entries.find(
-    ([key, value]) =>
-      !(SAVED_MODEL_FLAGS as readonly string[]).includes(key) || typeof value !== 'string',
-  );
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || bad) {
-    throw new ConfigError(
-      `${file} must map model flags (${SAVED_MODEL_FLAGS.join(', ')}) to strings${bad ? `; "${bad[0]}" is not one` : ''}.`,
-      { field: '--run-dir' },
-    );
-  }
-  return raw as Record<string, string>;
-}
-
-/**
- * The model flags of the run (those given, or on resume the saved ones with the resumable
- * overrides) and what they select, checked before anything loads: every flag must back a
- * part that is selected, and each error names its flag.
- */
-export function modelSettings(
-  values: FlagValues,
-  options: { policy: 'linear' | 'llm'; saved?: Record<string, string>; runDirectory: string },
-): { flags: Record<string, string>; selection: ModelSelection } {
-  const given = (flag: string) => values[flag] as string | undefined;
-  const flags: Record<string, string> = { ...options.saved };
-  for (const flag of SAVED_MODEL_FLAGS) {
-    const value = given(flag);
-    if (value === undefined) continue;
-    if (options.saved && !RESUMABLE_MODEL_FLAGS.has(flag) && options.saved[flag] !== value) {
-      fail(
-        `${options.runDirectory} was trained with ${options.saved[flag] === undefined ? `the default --${flag}` : `--${flag} ${options.saved[flag]}`} (${MODELS_FILE}); --resume continues it as it started: drop --${flag} ${value}.`,
-        `--${flag}`,
-      );
-    }
-    flags[flag] = value;
-  }
-  const experience = flags.experience ?? 'embedded';
-  const chatParts = [
-    ...(experience !== 'embedded' ? [`--experience ${experience}`] : []),
-    ...(flags['task-generator'] === 'llm' ? ['--task-generator llm'] : []),
-  ];
-  const needs = (flag: string, what: string) => {
-    if (flags[flag] !== undefined) fail(`--${flag} ${what}`, `--${flag}`);
-  };
-  if (chatParts.length === 0) {
-    needs(
-      'base-url',
-      options.policy === 'llm'
-        ? 'is the server of --experience llm|hybrid and --task-generator llm, and neither is selected; --policy llm runs its model in process (--model local|PATH.gguf).'
-        : 'is the server of --experience llm|hybrid and --task-generator llm, and neither is selected (an embedding server alone: --embedding-base-url URL).',
-    );
-    if (options.policy === 'linear') {
-      needs(
-        'model',
-        'names the LLM of --experience llm|hybrid, --task-generator llm and --policy llm, and none of them is selected: add the part it should back.',
-      );
-    }
-    for (const flag of ['model-concurrency', 'model-context-size', 'model-threads']) {
-      needs(
-        flag,
-        'is a setting of the in-process model of --experience llm|hybrid and --task-generator llm, and neither is selected (the LLM policy takes its settings from the "llmPolicy" object of --config).',
-      );
-    }
-  } else if (flags['base-url'] !== undefined) {
-    for (const flag of ['model-concurrency', 'model-context-size', 'model-threads']) {
-      needs(flag, 'is a setting of an in-process model; the server at --base-url has its own.');
-    }
-  }
-  if (experience === 'embedded') {
-    for (const flag of ['experience-format', 'experience-temperature']) {
-      needs(flag, 'is a setting of the LLM experience model: add --experience llm or hybrid.');
-    }
-  }
-  if (flags.embedder !== 'openai') {
-    for (const flag of ['embedding-model', 'embedding-base-url']) {
-      needs(flag, 'is a setting of --embedder openai.');
-    }
-  }
-  // The policy is train's own (a trainable LLM policy, see run-policy.ts), not the selection's.
-  const selection = parseModelSelection({ ...flags, policy: 'linear' });
-  return { flags, selection };
-}
-
-/** The `--embedder openai` client, asked for its dimension now; a failure names the flag. */
-async function connectEmbedder(
-  selection: ModelSelection,
-  env: NodeJS.ProcessEnv,
-): Promise<EmbeddingModel> {
-  try {
-    return await createEmbedder(selection, env);
-  } catch (error) {
-    throw new ConfigError(
-      `--embedder openai could not use ${selection.embeddingModel} at ${selection.embeddingBaseUrl}: ${(error as Error).message} Check --embedding-base-url (default --base-url) and --embedding-model.`,
-      { field: '--embedding-base-url', cause: error },
-    );
-  }
 }
 
 async function train(args: string[], io: CommandIo): Promise<number> {

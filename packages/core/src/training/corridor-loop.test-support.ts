@@ -8,7 +8,8 @@ import {
   corridorTrajectories,
 } from '../experience/corridor-experience.test-support.js';
 import { RetrievalExperienceModel } from '../experience/retrieval-experience-model.js';
-import type { Task } from '../mdp/schemas.js';
+import type { Task, Trajectory } from '../mdp/schemas.js';
+import type { ReplayBuffer } from '../replay/replay-buffer.js';
 import {
   CorridorEnvironment,
   corridorTask,
@@ -51,6 +52,18 @@ export const corridorLoopConfig: DreamGymConfigInput = {
   checkpointEvery: 2,
 };
 
+/** The loop's offline corridor experience (random and near-optimal play), and a buffer of it. */
+export async function corridorOfflineBuffer(): Promise<{
+  offline: Trajectory[];
+  replayBuffer: ReplayBuffer;
+}> {
+  const offline = await corridorTrajectories(corridorSeedTasks(), 3, 5);
+  const replayBuffer = await corridorBuffer(
+    offline.map((trajectory) => ({ ...trajectory, source: 'offline' })),
+  );
+  return { offline, replayBuffer };
+}
+
 /**
  * The loop with a fresh buffer of offline corridor experience (random and near-optimal play)
  * and a fresh embedded policy; `config` overrides fields of {@link corridorLoopConfig}.
@@ -62,10 +75,7 @@ export async function corridorLoop(
 ): Promise<DreamGymLoop> {
   const merged = { ...corridorLoopConfig, ...config };
   const seedTasks = corridorSeedTasks();
-  const offline = await corridorTrajectories(seedTasks, 3, 5);
-  const replayBuffer = await corridorBuffer(
-    offline.map((trajectory) => ({ ...trajectory, source: 'offline' })),
-  );
+  const { offline, replayBuffer } = await corridorOfflineBuffer();
   return new DreamGymLoop({
     config: merged,
     components: {

@@ -15,6 +15,7 @@ import { CorridorEnvironment, createCorridorAdapter } from '../testing/corridor-
 import {
   corridorLoop,
   corridorLoopConfig,
+  corridorOfflineBuffer,
   corridorSeedTasks,
 } from './corridor-loop.test-support.js';
 import {
@@ -22,6 +23,7 @@ import {
   type DreamGymConfigInput,
   parseDreamGymConfig,
 } from './dreamgym-config.js';
+import { loadRunPolicy } from './dreamgym-loop.js';
 import type { IterationMetrics } from './metrics.js';
 
 let directory: string;
@@ -223,6 +225,57 @@ describe('DreamGymLoop algorithms and resume', () => {
       expect(weights(resumed.policy).equals(weights(reference.policy))).toBe(true);
     },
   );
+});
+
+describe('loadRunPolicy', () => {
+  it("restores the latest checkpoint's policy and, given a buffer, the experience it covers", async () => {
+    const run = join(directory, 'run');
+    const config = {
+      iterations: 3,
+      checkpointEvery: 1,
+      evaluation: { every: 0, environments: [] },
+      simToReal: { realTransitionBudget: 0 },
+    } as DreamGymConfigInput;
+    const { replayBuffer: trained } = await corridorOfflineBuffer();
+    const result = await (await corridorLoop(run, { replayBuffer: trained }, config)).run();
+    const experienceFile = join(run, 'experience.jsonl');
+    const covered = await readFile(experienceFile, 'utf8');
+    const lines = covered.trim().split('\n').length;
+    expect(lines).toBeGreaterThan(0);
+    // What a crash after the last checkpoint left: a line the checkpoint does not cover.
+    await writeFile(
+      experienceFile,
+      `${covered}${covered.split('\n')[0]!.replace(/"iteration":\d+/, '"iteration":9')}\n`,
+    );
+
+    const policy = createLinearSoftmaxPolicy(
+      parseDreamGymConfig({ ...corridorLoopConfig, ...config }),
+    );
+    const { replayBuffer } = await corridorOfflineBuffer();
+    const offlineSize = replayBuffer.size;
+    const loaded = await loadRunPolicy(run, policy, { replayBuffer });
+    expect(loaded).toEqual({ checkpoint: 'iteration-000003', experienceTransitions: lines });
+    expect(replayBuffer.size).toBe(trained.size);
+    expect(replayBuffer.size).toBeGreaterThan(offlineSize);
+    const weights = (value: unknown) => Buffer.from((value as LinearSoftmaxPolicy).weights.buffer);
+    expect(weights(policy).equals(weights(result.policy))).toBe(true);
+
+    // Without a buffer, only the policy.
+    expect(await loadRunPolicy(run, policy)).toEqual({
+      checkpoint: 'iteration-000003',
+      experienceTransitions: 0,
+    });
+
+    // A log shorter than the checkpoint says is damaged.
+    await writeFile(experienceFile, `${covered.split('\n')[0]}\n`);
+    const error = await loadRunPolicy(run, policy, {
+      replayBuffer: (await corridorOfflineBuffer()).replayBuffer,
+    }).catch((caught: unknown) => caught);
+    expect(CheckpointError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toMatch(
+      new RegExp(`experience\\.jsonl holds 1 lines but the checkpoint covers ${lines}`),
+    );
+  });
 });
 
 describe('DreamGymLoop ablations and penalties', () => {

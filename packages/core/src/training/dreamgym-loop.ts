@@ -683,12 +683,16 @@ export class DreamGymLoop {
 
 /**
  * Restores `policy` (built with the run's configuration) from a run's latest checkpoint, for
- * `dreamgym eval`; returns the checkpoint's name.
+ * `dreamgym eval`; returns the checkpoint's name. With `options.replayBuffer` (holding the
+ * run's offline transitions), also re-adds the experience the run had added to its buffer up
+ * to that checkpoint, so a synthetic environment retrieves from what the run's did; resolves
+ * `experienceTransitions` to how many were re-added (0 without a buffer).
  */
 export async function loadRunPolicy(
   runDirectory: string,
   policy: TrainablePolicy,
-): Promise<{ checkpoint: string }> {
+  options: { replayBuffer?: ReplayBuffer } = {},
+): Promise<{ checkpoint: string; experienceTransitions: number }> {
   const checkpoint = await new CheckpointStore(join(runDirectory, 'checkpoints')).load();
   if (!checkpoint) {
     throw new CheckpointError(
@@ -704,5 +708,15 @@ export async function loadRunPolicy(
     );
   }
   await policy.loadState(folder);
-  return { checkpoint: checkpoint.name };
+  let experienceTransitions = 0;
+  if (options.replayBuffer) {
+    const { experienceLines } = CountersSchema.parse(checkpoint.json('counters'));
+    if (experienceLines > 0)
+      experienceTransitions = await replayExperience(
+        join(runDirectory, 'experience.jsonl'),
+        options.replayBuffer,
+        experienceLines,
+      );
+  }
+  return { checkpoint: checkpoint.name, experienceTransitions };
 }

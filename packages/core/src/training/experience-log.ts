@@ -29,11 +29,22 @@ export async function appendExperience(
   await writeFile(file, `${lines.join('\n')}\n`, { flag: 'a' });
 }
 
-/** Re-adds the experience log to a buffer, one iteration's batch at a time (as first added). */
-export async function replayExperience(file: string, buffer: ReplayBuffer): Promise<void> {
+/**
+ * Re-adds the experience log to a buffer, one iteration's batch at a time (as first added);
+ * with `lines`, only the log's first `lines` lines (those a checkpoint covers). Resolves to
+ * the number of transitions re-added.
+ */
+export async function replayExperience(
+  file: string,
+  buffer: ReplayBuffer,
+  lines = Number.POSITIVE_INFINITY,
+): Promise<number> {
   let batch: Transition[] = [];
   let batchIteration: number | undefined;
+  let read = 0;
   for await (const line of readJsonl(file, ExperienceLineSchema)) {
+    if (read === lines) break;
+    read += 1;
     if (batchIteration !== undefined && line.iteration !== batchIteration) {
       await buffer.add(batch);
       batch = [];
@@ -42,6 +53,13 @@ export async function replayExperience(file: string, buffer: ReplayBuffer): Prom
     batch.push(line.transition);
   }
   if (batch.length > 0) await buffer.add(batch);
+  if (read < lines && Number.isFinite(lines)) {
+    throw new CheckpointError(
+      `${file} holds ${read} lines but the checkpoint covers ${lines}; the run folder is damaged.`,
+      { path: file },
+    );
+  }
+  return read;
 }
 
 /** Keeps the first `lines` lines of a text file (drops what a crashed run wrote after its checkpoint). */
