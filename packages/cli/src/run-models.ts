@@ -4,7 +4,16 @@
  */
 import { ConfigError, type EmbeddingModel } from '@dreamgym/core';
 import { type FlagSpecs, type FlagValues, fail } from './command-arguments.js';
-import { createEmbedder, type ModelSelection, parseModelSelection } from './model-selection.js';
+import type { DomainSetup } from './domain-setup.js';
+import {
+  createEmbedder,
+  loadLlamaRuntime,
+  type ModelSelection,
+  parseModelSelection,
+  type SelectedModels,
+  selectModels,
+  usesChatModel,
+} from './model-selection.js';
 import { readRunJson } from './run-policy.js';
 
 /** The model flags a run keeps in `models.json`, so a resumed run builds the same parts. */
@@ -127,8 +136,46 @@ export function modelSettings(
   return { flags, selection };
 }
 
+/**
+ * What a selection needs before the domain loads: a local model file that is not there fails
+ * at once, and the `--embedder openai` client connects (the replay buffer embeds with it).
+ * Resolves to that client; undefined for the hashing embedder.
+ */
+export async function prepareRunModels(
+  selection: ModelSelection,
+  context: { env: NodeJS.ProcessEnv; cwd: string },
+): Promise<EmbeddingModel | undefined> {
+  if (usesChatModel(selection) && selection.baseUrl === undefined) {
+    (await loadLlamaRuntime()).resolveModelPath(selection.model, context);
+  }
+  return selection.embedder === 'openai' ? connectEmbedder(selection, context.env) : undefined;
+}
+
+/**
+ * The selection's parts on a loaded domain (its embedded model is `embedded` and grounds
+ * `hybrid`), with the embedder {@link prepareRunModels} connected.
+ */
+export function selectRunModels(
+  selection: ModelSelection,
+  domain: DomainSetup,
+  context: {
+    env: NodeJS.ProcessEnv;
+    cwd: string;
+    log: (message: string) => void;
+    embedder: EmbeddingModel | undefined;
+  },
+): Promise<SelectedModels> {
+  const { embedder, ...rest } = context;
+  return selectModels(selection, {
+    adapter: domain.adapter,
+    retrievalModel: domain.experienceModel,
+    ...rest,
+    ...(embedder ? { embedder } : {}),
+  });
+}
+
 /** The `--embedder openai` client, asked for its dimension now; a failure names the flag. */
-export async function connectEmbedder(
+async function connectEmbedder(
   selection: ModelSelection,
   env: NodeJS.ProcessEnv,
 ): Promise<EmbeddingModel> {

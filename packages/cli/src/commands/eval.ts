@@ -22,17 +22,13 @@ import {
 } from '../command-arguments.js';
 import { evaluateOnDomain } from '../domain-evaluation.js';
 import { type DomainSetupOptions, setUpDomain } from '../domain-setup.js';
+import type { SelectedModels } from '../model-selection.js';
 import {
-  loadLlamaRuntime,
-  type SelectedModels,
-  selectModels,
-  usesChatModel,
-} from '../model-selection.js';
-import {
-  connectEmbedder,
   modelSettings,
+  prepareRunModels,
   RUN_MODEL_OVERRIDE_FLAGS,
   readModelFlags,
+  selectRunModels,
 } from '../run-models.js';
 import { createRunPolicy, loadLlmPolicyModule, readRunPolicySettings } from '../run-policy.js';
 
@@ -106,11 +102,7 @@ async function evaluate(args: string[], io: CommandIo): Promise<number> {
           runDirectory,
         }).selection
       : undefined;
-  if (selection && usesChatModel(selection) && selection.baseUrl === undefined) {
-    (await loadLlamaRuntime()).resolveModelPath(selection.model, { env, cwd: io.cwd });
-  }
-  const embedder =
-    selection?.embedder === 'openai' ? await connectEmbedder(selection, env) : undefined;
+  const embedder = selection && (await prepareRunModels(selection, { env, cwd: io.cwd }));
   const domain = await setUpDomain(
     {
       ...setup,
@@ -125,14 +117,7 @@ async function evaluate(args: string[], io: CommandIo): Promise<number> {
   let selected: SelectedModels | undefined;
   try {
     if (selection) {
-      selected = await selectModels(selection, {
-        adapter: domain.adapter,
-        retrievalModel: domain.experienceModel,
-        env,
-        cwd: io.cwd,
-        log,
-        ...(embedder ? { embedder } : {}),
-      });
+      selected = await selectRunModels(selection, domain, { env, cwd: io.cwd, log, embedder });
       for (const line of selected.describe()) {
         if (line.startsWith('experience model:') || line.startsWith('embedder:')) log(line);
       }

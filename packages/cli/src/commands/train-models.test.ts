@@ -103,6 +103,32 @@ async function shortRun(
   return { io, runDirectory, record, experience, seconds };
 }
 
+/**
+ * `dreamgym eval --environment synthetic` of a run on one train task (it starts from its expert
+ * trajectory's first observation), `maxSteps` steps long, with `extra` flags.
+ */
+async function evalSynthetic(runDirectory: string, maxSteps: number, extra: string[] = []) {
+  const io = captureIo({ env: env() });
+  const code = await runCli(
+    [
+      'eval',
+      '--run-dir',
+      runDirectory,
+      '--environment',
+      'synthetic',
+      '--eval-split',
+      'train',
+      '--eval-tasks',
+      '1',
+      '--max-steps',
+      String(maxSteps),
+      ...extra,
+    ],
+    io,
+  );
+  return { io, code };
+}
+
 /** The local model's loads and structured requests while `run` runs (the CLI imports the same module). */
 async function countingLlama<T>(
   run: () => Promise<T>,
@@ -288,25 +314,10 @@ describe('dreamgym train --embedder openai', () => {
       const moved = await startOpenAICompatibleServer({ embeddingDimension: 32 });
       try {
         const before = server.requestsTo('/v1/embeddings').length;
-        const io = captureIo({ env: env() });
-        const code = await runCli(
-          [
-            'eval',
-            '--run-dir',
-            run.runDirectory,
-            '--environment',
-            'synthetic',
-            '--eval-split',
-            'train',
-            '--eval-tasks',
-            '1',
-            '--max-steps',
-            '2',
-            '--embedding-base-url',
-            moved.url,
-          ],
-          io,
-        );
+        const { io, code } = await evalSynthetic(run.runDirectory, 2, [
+          '--embedding-base-url',
+          moved.url,
+        ]);
         expect(code, io.err()).toBe(0);
         expect(io.err()).toMatch(
           new RegExp(`embedder: test-embedder at ${moved.url.replace(/[.]/g, '\\.')}`),
@@ -384,26 +395,7 @@ describe('dreamgym train with the local LLM on ALFWorld', () => {
     // LLM of models.json, retrieving from the offline transitions and the run's experience.
     // On a train task, which starts from its expert trajectory's first observation (SmolLM2
     // cannot write a whole ALFWorld room as an initial state within its token limit).
-    const evaluation = await countingLlama(async () => {
-      const io = captureIo({ env: env() });
-      const code = await runCli(
-        [
-          'eval',
-          '--run-dir',
-          run.runDirectory,
-          '--environment',
-          'synthetic',
-          '--eval-split',
-          'train',
-          '--eval-tasks',
-          '1',
-          '--max-steps',
-          '1',
-        ],
-        io,
-      );
-      return { io, code };
-    });
+    const evaluation = await countingLlama(() => evalSynthetic(run.runDirectory, 1));
     expect(evaluation.code, evaluation.io.err()).toBe(0);
     expect(evaluation.io.err()).toMatch(
       /experience model: the reasoning LLM smollm2-135m-instruct in process/,

@@ -31,14 +31,15 @@ import {
 } from '../command-arguments.js';
 import { evaluateOnDomain } from '../domain-evaluation.js';
 import { type DomainSetupOptions, DomainSetupOptionsSchema, setUpDomain } from '../domain-setup.js';
-import {
-  loadLlamaRuntime,
-  MODEL_SELECTION_FLAGS,
-  selectModels,
-  usesChatModel,
-} from '../model-selection.js';
+import { MODEL_SELECTION_FLAGS } from '../model-selection.js';
 import { ProgressReporter } from '../progress.js';
-import { connectEmbedder, MODELS_FILE, modelSettings, readModelFlags } from '../run-models.js';
+import {
+  MODELS_FILE,
+  modelSettings,
+  prepareRunModels,
+  readModelFlags,
+  selectRunModels,
+} from '../run-models.js';
 import {
   createRunPolicy,
   LLM_POLICY_PACKAGE,
@@ -373,11 +374,7 @@ async function train(args: string[], io: CommandIo): Promise<number> {
   // Before the domain loads: a missing LLM package or model file fails at once.
   const llmModule =
     policySettings.kind === 'llm' ? await loadLlmPolicyModule(policySettings.package) : undefined;
-  if (usesChatModel(selection) && selection.baseUrl === undefined) {
-    (await loadLlamaRuntime()).resolveModelPath(selection.model, { env, cwd: io.cwd });
-  }
-  const embedder =
-    selection.embedder === 'openai' ? await connectEmbedder(selection, env) : undefined;
+  const embedder = await prepareRunModels(selection, { env, cwd: io.cwd });
   const log = (message: string) => io.stderr.write(`${message}\n`);
   const domain = await setUpDomain(setup, log, embedder ? { embedder } : {});
   await mkdir(runDirectory, { recursive: true });
@@ -398,14 +395,7 @@ async function train(args: string[], io: CommandIo): Promise<number> {
   const evaluationEnvironment = resolved.evaluation.environments.includes('real')
     ? 'real'
     : 'synthetic';
-  const selected = await selectModels(selection, {
-    adapter: domain.adapter,
-    retrievalModel: domain.experienceModel,
-    env,
-    cwd: io.cwd,
-    log,
-    ...(embedder ? { embedder } : {}),
-  });
+  const selected = await selectRunModels(selection, domain, { env, cwd: io.cwd, log, embedder });
   // The policy line is train's own (below): the selection's policy is always linear here.
   for (const line of selected.describe()) if (!line.startsWith('policy:')) log(line);
   try {
