@@ -5,6 +5,7 @@ as ``alarmclock 2``) and ``AlfredInfos`` wrappers."""
 
 from __future__ import annotations
 
+import _ctypes
 import re
 import time
 from dataclasses import dataclass, field
@@ -154,4 +155,16 @@ class AlfworldGame:
         return admissible
 
     def close(self) -> None:
+        """Closes the game and unloads its copy of Fast Downward's planner library.
+
+        TextWorld's PDDL engine loads a private copy of ``libdownward.so`` (33 MB) for every game,
+        from a temporary folder it deletes at once, and never unloads it: the deleted copy stays
+        mapped, so its disk space is only freed when the process exits. A server that plays
+        hundreds of games would fill the disk (an evaluation on both ALFWorld valid splits
+        did); unloading the copy here frees it."""
         self._env.close()
+        pddl_env = self._env.unwrapped
+        library = getattr(pddl_env, "downward_lib", None)
+        if library is not None:
+            pddl_env.downward_lib = None
+            _ctypes.dlclose(library._handle)

@@ -161,3 +161,27 @@ def test_the_command_line_announces_its_port_and_rejects_a_missing_data_dir(data
     finally:
         process.terminate()
         assert process.wait(timeout=30) == 0
+
+
+def _loaded_planner_copies() -> set[str]:
+    """The copies of Fast Downward's ``libdownward.so`` mapped into this process (the
+    in-process server's): TextWorld loads one per game, from a temporary folder."""
+    with open("/proc/self/maps", encoding="utf-8") as maps:
+        return {line.split()[-2] for line in maps if "libdownward" in line}
+
+
+def test_a_closed_game_unloads_its_copy_of_the_planner_library(client):
+    # Every copy is a 33 MB file deleted at once but kept on disk while mapped: a server that
+    # kept them would fill the disk over hundreds of games.
+    before = _loaded_planner_copies()
+    sessions = []
+    for index in range(3):
+        session = client.post("/create")[1]["id"]
+        status, reset = client.post("/reset", {"id": session, "game": index, "split": "valid_seen"})
+        assert status == 200, reset
+        sessions.append(session)
+    held = _loaded_planner_copies()
+    assert len(held - before) == 3
+    for session in sessions:
+        assert client.post("/close", {"id": session})[0] == 200
+    assert _loaded_planner_copies() & (held - before) == set()
