@@ -67,6 +67,17 @@ describe('renderReport', () => {
     expect(html).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org)/);
   });
 
+  it("says when a run's curves cover another's (same first iterations)", () => {
+    const base = run('dreamgym', 0.07);
+    const later = run('dreamgym-s2r', 0.07);
+    later.metrics = [...later.metrics.slice(0, 9), ...run('other', 0.02).metrics.slice(9)];
+    const html = renderReport([base, later, run('no replay', 0.04)]);
+    expect(html).toContain(
+      "The first 9 iterations of dreamgym-s2r equal those of dreamgym, so its curves hide dreamgym's there.",
+    );
+    expect(html).not.toMatch(/iterations of no replay/);
+  });
+
   it('loads a run folder and says what to pass when metrics are missing', async () => {
     const directory = await mkdtemp(join(tmpdir(), 'dreamgym-run-'));
     try {

@@ -23,6 +23,36 @@ export interface ReportRun {
   config?: unknown;
 }
 
+/**
+ * Pairs of runs whose first iterations have the same success, reward, pool and buffer (e.g.
+ * DreamGym-S2R and DreamGym from one seed before S2R's real phase): drawn later, a run's
+ * curves cover the earlier one's, and the page says so instead of seeming to miss a run.
+ */
+function coincidingRuns(
+  runs: readonly ReportRun[],
+): { run: string; earlier: string; iterations: number }[] {
+  const same = (a: IterationMetrics, b: IterationMetrics) =>
+    a.iteration === b.iteration &&
+    a.successRate === b.successRate &&
+    a.meanReward === b.meanReward &&
+    a.poolSize === b.poolSize &&
+    a.bufferSize === b.bufferSize;
+  const pairs: { run: string; earlier: string; iterations: number }[] = [];
+  runs.forEach((run, index) => {
+    for (const earlier of runs.slice(0, index)) {
+      let iterations = 0;
+      while (
+        iterations < Math.min(run.metrics.length, earlier.metrics.length) &&
+        same(run.metrics[iterations]!, earlier.metrics[iterations]!)
+      ) {
+        iterations += 1;
+      }
+      if (iterations >= 2) pairs.push({ run: run.name, earlier: earlier.name, iterations });
+    }
+  });
+  return pairs;
+}
+
 /** Reads a run folder written by `dreamgym train` (`metrics.jsonl`, `config.json`). */
 export async function loadRun(
   runDirectory: string,
@@ -195,7 +225,14 @@ export function renderReport(runs: ReportRun[], options: { title?: string } = {}
 </head>
 <body>
 <h1>${escapeHtml(title)}</h1>
-<p>${runs.length} run(s): ${runs.map((run) => escapeHtml(run.name)).join(', ')}. Training success is measured on the iteration's rollouts; evaluation curves are dashed.</p>
+<p>${runs.length} run(s): ${runs.map((run) => escapeHtml(run.name)).join(', ')}. Training success is measured on the iteration's rollouts; evaluation curves are dashed.${coincidingRuns(
+    runs,
+  )
+    .map(
+      ({ run, earlier, iterations }) =>
+        ` The first ${iterations} iterations of ${escapeHtml(run)} equal those of ${escapeHtml(earlier)}, so its curves hide ${escapeHtml(earlier)}'s there.`,
+    )
+    .join('')}</p>
 <div class="charts">
 ${lineChart({ title: 'Success rate per iteration', xLabel: 'iteration', yLabel: 'success rate', series: successSeries, yRange: [0, 1] })}
 ${lineChart({ title: 'Mean episode reward', xLabel: 'iteration', yLabel: 'reward', series: rewardSeries })}
