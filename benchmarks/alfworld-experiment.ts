@@ -18,7 +18,7 @@
  *   DREAMGYM_DATA_DIR=../shared/data npm run alfworld-experiment -w dreamgym-benchmarks -- \
  *     [--seeds 1,2] [--budget 3000] [--iterations 12] [--seen 140] [--unseen 134] \
  *     [--modes greedy,sampled] [--gap-tasks 24] [--exploration FILE] [--conditions a,b] \
- *     [--bc-from DIR] [--report-runs RUN_DIR ...]
+ *     [--bc-from DIR] [--report-runs RUN_DIR ...] [--out DIR]
  * `--bc-from DIR` starts from the behaviour-cloned policies an earlier run left in
  * DIR/bc-<seed>/ (its scratch folder, or a copy) instead of cloning again. `--scratch DIR`
  * keeps the scratch folder (cloned policies, buffers, run folders) in DIR instead of a
@@ -27,9 +27,10 @@
  * condition and seed, and only results measured at the same scale (games, steps, budget,
  * iterations, modes) are pooled; results at another scale are dropped from the file. `--report-runs`
  * adds the training curves of run folders kept from earlier runs (`run-<seed>-<condition>`).
- * Writes benchmarks/results/alfworld.json after every condition (a partial run keeps what
- * finished; a re-run replaces the conditions and seeds it runs) and
- * benchmarks/results/alfworld-report.html.
+ * Writes alfworld.json after every condition (a partial run keeps what finished; a re-run
+ * replaces the conditions and seeds it runs) and alfworld-report.html into `--out DIR`
+ * (default benchmarks/results; give a smoke run at a small scale its own folder, since
+ * results at another scale are dropped from the file).
  */
 import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -77,6 +78,7 @@ const { values } = parseArgs({
     'bc-from': { type: 'string' },
     scratch: { type: 'string' },
     'report-runs': { type: 'string', multiple: true },
+    out: { type: 'string' },
   },
 });
 
@@ -93,7 +95,8 @@ const modes = values.modes!.split(',') as ('greedy' | 'sampled')[];
 const gapTaskCount = Number(values['gap-tasks']);
 // `--conditions ''` runs nothing and rewrites the summary and the report from the results file.
 const conditionNames = values.conditions!.split(',').filter(Boolean);
-const resultsDirectory = resolve(import.meta.dirname, 'results');
+const resultsDirectory = values.out ? resolve(values.out) : resolve(import.meta.dirname, 'results');
+await mkdir(resultsDirectory, { recursive: true });
 const resultsFile = join(resultsDirectory, 'alfworld.json');
 const splits = ['valid_seen', 'valid_unseen'] as const;
 type Split = (typeof splits)[number];
@@ -209,10 +212,19 @@ async function evaluate(
   tasks: readonly Task[],
   mode: Mode,
   seed: number,
+  label: string,
   buffer?: ReplayBuffer,
 ): Promise<EvaluationMetrics> {
+  // A line every tenth of the episodes: an evaluation on a valid split takes many minutes.
+  let solved = 0;
   const { metrics } = await evaluatePolicy({
     policy,
+    onEpisode: (rollout, { done, total }) => {
+      if (rollout.success) solved += 1;
+      if (done % Math.max(1, Math.ceil(total / 10)) === 0 || done === total) {
+        log(`${label} (${environment}, ${mode}): ${done}/${total} episodes, ${solved} solved`);
+      }
+    },
     environmentFactory:
       environment === 'real'
         ? () => realPool.lease()
@@ -488,12 +500,22 @@ try {
             evaluationSets[split],
             mode,
             seed,
+            `${condition} ${split}`,
           );
         }
       }
       const gapMode = modes[0]!;
-      const synthetic = await evaluate(policy, 'synthetic', gapTasks, gapMode, seed, buffer);
-      const real = await evaluate(policy, 'real', gapTasks, gapMode, seed);
+      const gapLabel = `${condition} gap tasks`;
+      const synthetic = await evaluate(
+        policy,
+        'synthetic',
+        gapTasks,
+        gapMode,
+        seed,
+        gapLabel,
+        buffer,
+      );
+      const real = await evaluate(policy, 'real', gapTasks, gapMode, seed, gapLabel);
       await buffer.close();
       const entry: ConditionResult = {
         condition,
