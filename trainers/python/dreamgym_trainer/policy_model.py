@@ -498,6 +498,12 @@ class PolicyTrainer:
         self.snapshots.pop(name, None)
         return {"released": name}
 
+    def reset_optimizer(self) -> dict:
+        """Forgets AdamW's moments: a new optimisation problem starts (RL after behaviour
+        cloning), which must not be pushed on by the momentum of the previous one."""
+        self.optimizer.state.clear()
+        return {"reset": True}
+
     def _with_weights(self, weights: str | None, action: Callable[[], Any]) -> Any:
         if weights is None:
             return action()

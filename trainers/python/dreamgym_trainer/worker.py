@@ -8,7 +8,7 @@ Each request is one line `{"id": n, "method": "...", "params": {...}}`; each ans
 output printed to stdout is redirected to stderr.
 
 Methods: `start` (load the model; must come first), `health`, `logprobs`, `update`, `imitate`,
-`snapshot`, `release`, `save`, `load`, `export`, `shutdown`. Error kinds: `invalid-request`,
+`snapshot`, `release`, `reset_optimizer`, `save`, `load`, `export`, `shutdown`. Error kinds: `invalid-request`,
 `not-started`, `checkpoint`, `model-file`, `out-of-memory`, `internal`.
 """
 
@@ -80,6 +80,8 @@ class Worker:
             return trainer.snapshot(str(params["name"]))
         if method == "release":
             return trainer.release(str(params["name"]))
+        if method == "reset_optimizer":
+            return trainer.reset_optimizer()
         if method == "save":
             return trainer.save(str(params["directory"]), params.get("weights"))
         if method == "load":

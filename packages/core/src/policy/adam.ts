@@ -71,6 +71,13 @@ export class AdamOptimizer {
     this.steps = steps;
   }
 
+  /** Zero moments and step count: the state of a new optimiser. */
+  reset(): void {
+    this.m.fill(0);
+    this.v.fill(0);
+    this.steps = 0;
+  }
+
   /** Moves `weights` against `gradient` (of a loss to minimise): one dense Adam step. */
   step(
     weights: Float32Array,

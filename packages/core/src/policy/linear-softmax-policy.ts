@@ -415,6 +415,11 @@ export class LinearSoftmaxPolicy implements Policy, TrainablePolicy {
     return copy;
   }
 
+  async resetOptimizer(): Promise<void> {
+    this.ensureTrainable();
+    this.optimizer.reset();
+  }
+
   async saveState(directory: string): Promise<void> {
     await this.save(join(directory, STATE_FILE));
   }

@@ -683,6 +683,10 @@ export class LlmPolicy implements TrainablePolicy {
     return new LlmPolicySnapshot(this.shared, name, `${this.id}@${name}`);
   }
 
+  async resetOptimizer(): Promise<void> {
+    await this.shared.backend.request('reset_optimizer', {});
+  }
+
   async saveState(directory: string): Promise<void> {
     await mkdir(directory, { recursive: true });
     await this.shared.backend.request('save', { directory });
@@ -782,6 +786,10 @@ class LlmPolicySnapshot implements TrainablePolicy {
 
   async imitate(): Promise<ImitationMetrics> {
     throw new ConfigError(`${this.id} is a frozen snapshot; it cannot be trained.`);
+  }
+
+  async resetOptimizer(): Promise<void> {
+    throw new ConfigError(`${this.id} is a frozen snapshot; it has no optimiser.`);
   }
 
   async snapshot(): Promise<TrainablePolicy> {

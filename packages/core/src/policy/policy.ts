@@ -170,6 +170,13 @@ export interface TrainablePolicy extends Policy {
   imitate(samples: readonly PolicySample[], options: ImitationOptions): Promise<ImitationMetrics>;
   /** A frozen copy of the current weights (the KL reference); it cannot be updated. */
   snapshot(): Promise<TrainablePolicy>;
+  /**
+   * Forgets the optimiser's moments, keeping the weights: a new optimisation problem starts.
+   * The loop calls it when a run starts, so that RL after behaviour cloning (or from a policy
+   * loaded with its optimiser state) is not pushed on by the previous problem's momentum:
+   * with Adam, a step whose gradient is zero still moves the weights by the moments it kept.
+   */
+  resetOptimizer(): Promise<void>;
   /** Writes the weights and the optimiser state into `directory` (created if missing). */
   saveState(directory: string): Promise<void>;
   /** Restores what {@link TrainablePolicy.saveState} wrote; throws a `CheckpointError` on a mismatch. */

@@ -387,6 +387,38 @@ describe('DreamGymLoop warm start', () => {
     expect(result.finalEvaluations[1]!.successRate).toBeGreaterThan(untrained.metrics.successRate);
   });
 
+  it('starts RL with fresh optimiser moments: iterations without a learning signal keep the cloned weights', async () => {
+    // Without retrieval the experience model has no evidence: every action has no effect, no
+    // episode succeeds, and every advantage is zero. Adam steps on zero gradients would still
+    // move the weights by the moments behaviour cloning left, had the loop kept them.
+    const config = {
+      ...corridorLoopConfig,
+      warmStart: { behaviourCloning: { epochs: 4, miniBatchSize: 16, heldOutShare: 0.34 } },
+      evaluation: { every: 0, environments: [] },
+      simToReal: { realTransitionBudget: 0 },
+      retrieval: { enabled: false },
+    } satisfies DreamGymConfigInput;
+    const cloned = createLinearSoftmaxPolicy(parseDreamGymConfig(config));
+    await (
+      await corridorLoop(
+        join(directory, 'cloned'),
+        { policy: cloned },
+        { ...config, iterations: 0 },
+      )
+    ).run();
+    const trained = createLinearSoftmaxPolicy(parseDreamGymConfig(config));
+    const { metrics } = await (
+      await corridorLoop(
+        join(directory, 'trained'),
+        { policy: trained },
+        { ...config, iterations: 2 },
+      )
+    ).run();
+    expect(metrics.map((record) => record.update.gradNorm)).toEqual([0, 0]);
+    expect(trained.updates).toBeGreaterThan(0);
+    expect(Array.from(trained.weights)).toEqual(Array.from(cloned.weights));
+  });
+
   it('needs demonstrations', async () => {
     await expect(
       corridorLoop(

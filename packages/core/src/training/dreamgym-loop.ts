@@ -310,6 +310,9 @@ export class DreamGymLoop {
       if (config.warmStart.behaviourCloning) {
         warmStart = await this.cloneDemonstrations(random.fork('behaviour-cloning'), options);
       }
+      // RL is a new optimisation problem: it starts from the policy's weights (cloned or
+      // loaded) but not from the moments of the optimiser that produced them.
+      await policy.resetOptimizer();
       valueFunction = config.algorithm === 'ppo' ? new LinearValueFunction() : undefined;
       reference =
         (config.trainer.loss.klCoefficient ?? 0) > 0 ? await policy.snapshot() : undefined;
