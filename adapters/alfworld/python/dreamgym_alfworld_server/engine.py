@@ -5,15 +5,38 @@ as ``alarmclock 2``) and ``AlfredInfos`` wrappers."""
 
 from __future__ import annotations
 
-import _ctypes
 import re
+import threading
 import time
 from dataclasses import dataclass, field
 
+import fast_downward
 import textworld
 from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
 
 from .handcoded_expert import ExpertGaveUp, HandcodedExpert
+
+# TextWorld's PDDL engine loads a private copy of Fast Downward's ``libdownward.so`` (33 MB) for
+# every game it opens (``fast_downward.load_lib``: a copy per game, because the planner keeps
+# its task in global state), from a temporary folder it deletes at once, and never unloads it.
+# A deleted copy stays mapped, so its disk space is only freed when the process exits: a server
+# that opened hundreds of games filled the disk. Unloading a copy (``dlclose``) makes the
+# interpreter crash at exit, so a closed game hands its copy to the next game instead; the
+# server keeps as many copies as it ever had games open at once. Every game loads its own task
+# into the copy it gets (as a reset of the same game does).
+_spare_planner_libraries: list = []
+_spare_planner_lock = threading.Lock()
+_load_planner_library = fast_downward.load_lib
+
+
+def _reuse_or_load_planner_library():
+    with _spare_planner_lock:
+        if _spare_planner_libraries:
+            return _spare_planner_libraries.pop()
+    return _load_planner_library()
+
+
+fast_downward.load_lib = _reuse_or_load_planner_library
 
 NOTHING_HAPPENS = "Nothing happens."
 _ARRIVAL = re.compile(r"^You arrive at loc \d+\. ")
@@ -155,16 +178,11 @@ class AlfworldGame:
         return admissible
 
     def close(self) -> None:
-        """Closes the game and unloads its copy of Fast Downward's planner library.
-
-        TextWorld's PDDL engine loads a private copy of ``libdownward.so`` (33 MB) for every game,
-        from a temporary folder it deletes at once, and never unloads it: the deleted copy stays
-        mapped, so its disk space is only freed when the process exits. A server that plays
-        hundreds of games would fill the disk (an evaluation on both ALFWorld valid splits
-        did); unloading the copy here frees it."""
+        """Closes the game and hands its copy of the planner library to the next game."""
         self._env.close()
         pddl_env = self._env.unwrapped
         library = getattr(pddl_env, "downward_lib", None)
         if library is not None:
             pddl_env.downward_lib = None
-            _ctypes.dlclose(library._handle)
+            with _spare_planner_lock:
+                _spare_planner_libraries.append(library)
