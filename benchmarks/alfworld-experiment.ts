@@ -37,7 +37,7 @@ import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadRun, type ReportRun, renderReport, setUpDomain } from '@dreamgym/cli';
+import { loadRun, type ReportRun, renderReport, reportEpisodes, setUpDomain } from '@dreamgym/cli';
 import {
   cloneBehaviour,
   createLinearSoftmaxPolicy,
@@ -215,16 +215,10 @@ async function evaluate(
   label: string,
   buffer?: ReplayBuffer,
 ): Promise<EvaluationMetrics> {
-  // A line every tenth of the episodes: an evaluation on a valid split takes many minutes.
-  let solved = 0;
   const { metrics } = await evaluatePolicy({
     policy,
-    onEpisode: (rollout, { done, total }) => {
-      if (rollout.success) solved += 1;
-      if (done % Math.max(1, Math.ceil(total / 10)) === 0 || done === total) {
-        log(`${label} (${environment}, ${mode}): ${done}/${total} episodes, ${solved} solved`);
-      }
-    },
+    // An evaluation on a valid split takes many minutes: a line per tenth of its episodes.
+    onEpisode: reportEpisodes(`${label} (${environment}, ${mode})`),
     environmentFactory:
       environment === 'real'
         ? () => realPool.lease()

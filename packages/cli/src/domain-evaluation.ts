@@ -12,7 +12,7 @@ import {
   type Task,
 } from '@dreamgym/core';
 import type { DomainSetup } from './domain-setup.js';
-import { type ProgressOutput, ProgressReporter } from './progress.js';
+import { type ProgressOutput, reportEpisodes } from './progress.js';
 
 /** Evaluates `policy` on the domain's real environment or its synthetic one. */
 export function evaluateOnDomain(
@@ -34,23 +34,9 @@ export function evaluateOnDomain(
   },
 ): Promise<EvaluationMetrics> {
   const { environment, k, experienceModel = domain.experienceModel, progress, ...rest } = options;
-  const reporter = progress && new ProgressReporter(progress.label, 0, progress.output);
-  let solved = 0;
   return evaluatePolicy({
     ...rest,
-    ...(reporter
-      ? {
-          onEpisode: (rollout, { done, total }) => {
-            if (rollout.success) solved += 1;
-            reporter.total = total;
-            const step = Math.max(1, Math.ceil(total / 10));
-            if (progress!.output.isTTY || done % step === 0 || done === total) {
-              reporter.update(done, { successRate: solved / done });
-            }
-            if (done === total) reporter.finish();
-          },
-        }
-      : {}),
+    ...(progress ? { onEpisode: reportEpisodes(progress.label, progress.output) } : {}),
     environment,
     environmentFactory:
       environment === 'real'

@@ -121,6 +121,12 @@ function evaluationSeries(run: ReportRun, kind: EvaluationKind): ChartSeries {
 /** Renders the report page for one or more runs (several runs form the ablation table). */
 export function renderReport(runs: ReportRun[], options: { title?: string } = {}): string {
   const title = options.title ?? 'DreamGym training report';
+  const coinciding = coincidingRuns(runs)
+    .map(
+      ({ run, earlier, iterations }) =>
+        ` The first ${iterations} iterations of ${escapeHtml(run)} equal those of ${escapeHtml(earlier)}, so its curves hide ${escapeHtml(earlier)}'s there.`,
+    )
+    .join('');
   const kinds = evaluationKinds(runs);
   const successSeries: ChartSeries[] = runs.flatMap((run, colorIndex) => [
     {
@@ -225,14 +231,7 @@ export function renderReport(runs: ReportRun[], options: { title?: string } = {}
 </head>
 <body>
 <h1>${escapeHtml(title)}</h1>
-<p>${runs.length} run(s): ${runs.map((run) => escapeHtml(run.name)).join(', ')}. Training success is measured on the iteration's rollouts; evaluation curves are dashed.${coincidingRuns(
-    runs,
-  )
-    .map(
-      ({ run, earlier, iterations }) =>
-        ` The first ${iterations} iterations of ${escapeHtml(run)} equal those of ${escapeHtml(earlier)}, so its curves hide ${escapeHtml(earlier)}'s there.`,
-    )
-    .join('')}</p>
+<p>${runs.length} run(s): ${runs.map((run) => escapeHtml(run.name)).join(', ')}. Training success is measured on the iteration's rollouts; evaluation curves are dashed.${coinciding}</p>
 <div class="charts">
 ${lineChart({ title: 'Success rate per iteration', xLabel: 'iteration', yLabel: 'success rate', series: successSeries, yRange: [0, 1] })}
 ${lineChart({ title: 'Mean episode reward', xLabel: 'iteration', yLabel: 'reward', series: rewardSeries })}

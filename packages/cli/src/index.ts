@@ -18,5 +18,6 @@ export {
   type ProgressOutput,
   ProgressReporter,
   type ProgressState,
+  reportEpisodes,
 } from './progress.js';
 export { type ChartSeries, type LineChartOptions, lineChart } from './svg-chart.js';

@@ -100,3 +100,24 @@ export class ProgressReporter {
     this.lastLength = 0;
   }
 }
+
+/**
+ * An `onEpisode` callback for `evaluatePolicy` that reports its episodes under `label`: each
+ * episode on a terminal, a line per tenth of them otherwise, with the success rate so far.
+ */
+export function reportEpisodes(
+  label: string,
+  output: ProgressOutput = process.stderr,
+): (rollout: { success: boolean }, progress: { done: number; total: number }) => void {
+  const reporter = new ProgressReporter(label, 0, output);
+  let solved = 0;
+  return (rollout, { done, total }) => {
+    if (rollout.success) solved += 1;
+    reporter.total = total;
+    const step = Math.max(1, Math.ceil(total / 10));
+    if (output.isTTY || done % step === 0 || done === total) {
+      reporter.update(done, { successRate: solved / done });
+    }
+    if (done === total) reporter.finish();
+  };
+}

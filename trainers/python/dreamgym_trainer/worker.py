@@ -8,8 +8,8 @@ Each request is one line `{"id": n, "method": "...", "params": {...}}`; each ans
 output printed to stdout is redirected to stderr.
 
 Methods: `start` (load the model; must come first), `health`, `logprobs`, `update`, `imitate`,
-`snapshot`, `release`, `reset_optimizer`, `save`, `load`, `export`, `shutdown`. Error kinds: `invalid-request`,
-`not-started`, `checkpoint`, `model-file`, `out-of-memory`, `internal`.
+`snapshot`, `release`, `reset_optimizer`, `save`, `load`, `export`, `shutdown`. Error kinds:
+`invalid-request`, `not-started`, `checkpoint`, `model-file`, `out-of-memory`, `internal`.
 """
 
 from __future__ import annotations
