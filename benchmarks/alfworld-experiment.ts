@@ -18,15 +18,18 @@
  *   DREAMGYM_DATA_DIR=../shared/data npm run alfworld-experiment -w dreamgym-benchmarks -- \
  *     [--seeds 1,2] [--budget 3000] [--iterations 12] [--seen 140] [--unseen 134] \
  *     [--modes greedy,sampled] [--gap-tasks 24] [--exploration FILE] [--conditions a,b] \
- *     [--bc-from DIR] [--report-runs RUN_DIR ...] [--out DIR]
+ *     [--rl-learning-rate 0.05] [--bc-from DIR] [--report-runs RUN_DIR ...] [--out DIR]
+ * `--rl-learning-rate` is the RL trainer's Adam learning rate (default the policy's 0.05, which
+ * also clones it); `alfworld-step-size.ts` compares rates on training games only.
  * `--bc-from DIR` starts from the behaviour-cloned policies an earlier run left in
  * DIR/bc-<seed>/ (its scratch folder, or a copy) instead of cloning again. `--scratch DIR`
  * keeps the scratch folder (cloned policies, buffers, run folders) in DIR instead of a
  * temporary folder that is deleted at the end, so a later run can continue with `--bc-from DIR`.
  * A full run takes hours, so it can be run a few conditions at a time: results are kept per
- * condition and seed, and only results measured at the same scale (games, steps, budget,
- * iterations, modes) are pooled; results at another scale are dropped from the file. `--report-runs`
- * adds the training curves of run folders kept from earlier runs (`run-<seed>-<condition>`).
+ * condition and seed, and only results measured at the same scale (games, steps, modes, and
+ * for trained conditions budget, iterations and RL learning rate) are pooled; results at
+ * another scale are dropped from the file. `--report-runs` adds the training curves of run
+ * folders kept from earlier runs (`run-<seed>-<condition>`).
  * Writes alfworld.json after every condition (a partial run keeps what finished; a re-run
  * replaces the conditions and seeds it runs) and alfworld-report.html into `--out DIR`
  * (default benchmarks/results; give a smoke run at a small scale its own folder, since
@@ -39,9 +42,7 @@ import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadRun, type ReportRun, renderReport, reportEpisodes, setUpDomain } from '@dreamgym/cli';
 import {
-  cloneBehaviour,
   createLinearSoftmaxPolicy,
-  type DreamGymConfigInput,
   DreamGymLoop,
   EnvironmentPool,
   type EvaluationMetrics,
@@ -57,6 +58,11 @@ import {
   trajectoryToTransitions,
   wilsonInterval95,
 } from '@dreamgym/core';
+import {
+  type AlfworldProtocolSettings,
+  alfworldBaseConfig,
+  cloneAlfworldPolicy,
+} from './alfworld-protocol.js';
 import { ABLATION_CONDITIONS, conditionConfig, PAPER_CONDITIONS } from './experiment-conditions.js';
 
 const { values } = parseArgs({
@@ -75,6 +81,7 @@ const { values } = parseArgs({
       default: 'random,bc,real-rl,dreamgym,dreamgym-s2r,no-curriculum,no-replay,no-retrieval',
     },
     servers: { type: 'string', default: '2' },
+    'rl-learning-rate': { type: 'string', default: '0.05' },
     'bc-from': { type: 'string' },
     scratch: { type: 'string' },
     'report-runs': { type: 'string', multiple: true },
@@ -91,6 +98,10 @@ const seeds = values.seeds!.split(',').map(Number);
 const budget = Number(values.budget);
 const maxSteps = Number(values['max-steps']);
 const servers = Number(values.servers);
+const rlLearningRate = Number(values['rl-learning-rate']);
+if (!(rlLearningRate > 0)) {
+  throw new Error(`--rl-learning-rate: ${values['rl-learning-rate']} is not a positive number.`);
+}
 const modes = values.modes!.split(',') as ('greedy' | 'sampled')[];
 const gapTaskCount = Number(values['gap-tasks']);
 // `--conditions ''` runs nothing and rewrites the summary and the report from the results file.
@@ -102,24 +113,14 @@ const splits = ['valid_seen', 'valid_unseen'] as const;
 type Split = (typeof splits)[number];
 type Mode = 'greedy' | 'sampled';
 
-function baseConfig(seed: number): DreamGymConfigInput {
-  return {
-    seed,
-    iterations: Number(values.iterations),
-    tasksPerIteration: 16,
-    rolloutsPerTask: 4,
-    maxSteps,
-    concurrency: 8,
-    realConcurrency: servers,
-    algorithm: 'grpo',
-    trainer: { epochs: 2 },
-    policy: { hashBits: 18, learningRate: 0.05 },
-    curriculum: { lambda: 0.3, tasksToExpand: 4, variantsPerTask: 2 },
-    retrieval: { k: 8 },
-    evaluation: { every: 0, environments: [] },
-    simToReal: { realTransitionBudget: 0, tasksPerIteration: 8, rolloutsPerTask: 4 },
-  };
-}
+const protocolSettings = (seed: number): AlfworldProtocolSettings => ({
+  seed,
+  iterations: Number(values.iterations),
+  maxSteps,
+  servers,
+  rlLearningRate,
+});
+const baseConfig = (seed: number) => alfworldBaseConfig(protocolSettings(seed));
 
 interface ConditionResult {
   condition: string;
@@ -144,20 +145,35 @@ const scratch = keepScratch
   ? resolve(values.scratch!)
   : await mkdtemp(join(tmpdir(), 'dreamgym-alfworld-experiment-'));
 await mkdir(scratch, { recursive: true });
-/** What makes two results comparable: a result measured at another scale is not pooled. */
-const scale = {
+/**
+ * What makes two results comparable: a result measured at another scale is not pooled. The
+ * training settings (budget, iterations, RL learning rate) matter only to the conditions that
+ * train; `random` and `bc` are compared on the evaluation's settings alone.
+ */
+const evaluationScale = {
   seen: Number(values.seen),
   unseen: Number(values.unseen),
   maxSteps,
-  budget,
-  iterations: Number(values.iterations),
   modes: modes.join(','),
   gapTasks: gapTaskCount,
 };
+const scale = {
+  ...evaluationScale,
+  budget,
+  iterations: Number(values.iterations),
+  rlLearningRate,
+};
 type Scale = typeof scale;
-const sameScale = (other: Scale | undefined) =>
-  other !== undefined &&
-  (Object.keys(scale) as (keyof Scale)[]).every((key) => other[key] === scale[key]);
+const knownConditions = [...PAPER_CONDITIONS, ...ABLATION_CONDITIONS];
+const trains = (condition: string) =>
+  conditionConfig(condition, baseConfig(seeds[0]!), budget, knownConditions) !== undefined;
+const sameScale = (result: ConditionResult) => {
+  const wanted: Partial<Scale> = trains(result.condition) ? scale : evaluationScale;
+  return (
+    result.scale !== undefined &&
+    (Object.keys(wanted) as (keyof Scale)[]).every((key) => result.scale[key] === wanted[key])
+  );
+};
 const setup = await setUpDomain(
   {
     domain: 'alfworld',
@@ -248,10 +264,10 @@ const previous = existsSync(resultsFile)
 const previousResults = previous.results ?? [];
 const results: ConditionResult[] = previousResults.filter(
   (result) =>
-    sameScale(result.scale) &&
+    sameScale(result) &&
     !(conditionNames.includes(result.condition) && seeds.includes(result.seed)),
 );
-const otherScale = previousResults.filter((result) => !sameScale(result.scale));
+const otherScale = previousResults.filter((result) => !sameScale(result));
 if (otherScale.length > 0) {
   log(
     `dropping ${otherScale.length} earlier result(s) measured at another scale (${otherScale.map((result) => `${result.condition}/${result.seed}`).join(', ')})`,
@@ -403,30 +419,6 @@ async function writeResults(): Promise<void> {
   await writeFile(join(resultsDirectory, 'alfworld-report.html'), html);
 }
 
-/** Behaviour cloning on the expert trajectories for one seed, saved into `directory`. */
-async function cloneForSeed(seed: number, directory: string): Promise<number> {
-  const cloned = createLinearSoftmaxPolicy(parseDreamGymConfig(baseConfig(seed)));
-  const started = performance.now();
-  const cloning = await cloneBehaviour({
-    policy: cloned,
-    trajectories: setup.offlineTrajectories,
-    candidateActions: (observation, history) =>
-      setup.adapter.candidateActions(observation, history),
-    config: { epochs: 20, miniBatchSize: 256, heldOutShare: 0.1, patience: 3 },
-    random: new SeededRandom(seed).fork('behaviour-cloning'),
-    onEpoch: (epoch) =>
-      log(
-        `seed ${seed} bc epoch ${epoch.epoch}: held-out NLL ${epoch.heldOutNegativeLogLikelihood.toFixed(3)}`,
-      ),
-  });
-  const cloningSeconds = (performance.now() - started) / 1000;
-  log(
-    `seed ${seed} bc: epoch ${cloning.bestEpoch}, held-out NLL ${cloning.initialHeldOutNegativeLogLikelihood.toFixed(3)} -> ${cloning.bestHeldOutNegativeLogLikelihood.toFixed(3)} (${cloningSeconds.toFixed(0)} s)`,
-  );
-  await cloned.saveState(directory);
-  return cloningSeconds;
-}
-
 try {
   for (const seed of seeds) {
     // One behaviour-cloned policy per seed; every trained condition starts from it.
@@ -440,7 +432,7 @@ try {
       await cp(join(resolve(values['bc-from']), `bc-${seed}`), bcDirectory, { recursive: true });
       log(`seed ${seed} bc: the policy cloned by an earlier run (${values['bc-from']})`);
     } else {
-      cloningSeconds = await cloneForSeed(seed, bcDirectory);
+      cloningSeconds = await cloneAlfworldPolicy(setup, protocolSettings(seed), bcDirectory, log);
     }
     const gapTasks = new SeededRandom(seed)
       .fork('gap-tasks')
@@ -449,10 +441,7 @@ try {
 
     for (const condition of conditionNames) {
       log(`== seed ${seed}: ${condition}`);
-      const config = conditionConfig(condition, baseConfig(seed), budget, [
-        ...PAPER_CONDITIONS,
-        ...ABLATION_CONDITIONS,
-      ]);
+      const config = conditionConfig(condition, baseConfig(seed), budget, knownConditions);
       const policy = createLinearSoftmaxPolicy(parseDreamGymConfig(baseConfig(seed)));
       if (condition !== 'random') await policy.loadState(bcDirectory);
       const buffer = await freshBuffer(`${seed}-${condition}`);
