@@ -47,21 +47,22 @@ import {
   EnvironmentPool,
   type EvaluationMetrics,
   evaluatePolicy,
-  HashingEmbedder,
   type IterationMetrics,
   type LinearSoftmaxPolicy,
   parseDreamGymConfig,
-  ReplayBuffer,
+  type ReplayBuffer,
   SeededRandom,
   SyntheticEnvironment,
   type Task,
-  trajectoryToTransitions,
   wilsonInterval95,
 } from '@dreamgym/core';
 import {
   type AlfworldProtocolSettings,
   alfworldBaseConfig,
   cloneAlfworldPolicy,
+  log,
+  percent,
+  writeOfflineBuffer,
 } from './alfworld-protocol.js';
 import { ABLATION_CONDITIONS, conditionConfig, PAPER_CONDITIONS } from './experiment-conditions.js';
 
@@ -133,13 +134,6 @@ interface ConditionResult {
   syntheticToRealGap: { tasks: number; synthetic: number; real: number; gap: number };
 }
 
-const log = (message: string) =>
-  process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
-const percent = (metrics: EvaluationMetrics | undefined) =>
-  metrics === undefined
-    ? '–'
-    : `${(100 * metrics.successRate).toFixed(1)}% [${(100 * metrics.successInterval95[0]).toFixed(1)}, ${(100 * metrics.successInterval95[1]).toFixed(1)}]`;
-
 const keepScratch = values.scratch !== undefined;
 const scratch = keepScratch
   ? resolve(values.scratch!)
@@ -201,26 +195,9 @@ const realPool = new EnvironmentPool(() =>
   setup.adapter.connectReal({ requestTimeoutMs: 300_000 }),
 );
 
-// The offline buffer is built once and copied for every trained condition: the loop adds
-// its experience to the copy.
-const embedder = new HashingEmbedder({ dimension: 256 });
-const offlineBuffer = join(scratch, 'offline-buffer');
-{
-  const buffer = await ReplayBuffer.open(offlineBuffer, { embedder, index: { type: 'flat' } });
-  await buffer.add(
-    setup.offlineTrajectories.flatMap((trajectory, index) =>
-      trajectoryToTransitions(trajectory, { trajectoryId: trajectory.id ?? `offline:${index}` }),
-    ),
-  );
-  log(`offline buffer: ${buffer.size} transitions`);
-  await buffer.close();
-}
-async function freshBuffer(name: string): Promise<ReplayBuffer> {
-  const directory = join(scratch, `buffer-${name}`);
-  await rm(directory, { recursive: true, force: true });
-  await cp(offlineBuffer, directory, { recursive: true });
-  return ReplayBuffer.open(directory, { embedder, index: { type: 'flat' } });
-}
+// The offline buffer is built once and copied for every trained condition.
+const offlineBuffer = await writeOfflineBuffer(setup, scratch);
+log(`offline buffer: ${offlineBuffer.size} transitions`);
 
 async function evaluate(
   policy: LinearSoftmaxPolicy,
@@ -444,7 +421,7 @@ try {
       const config = conditionConfig(condition, baseConfig(seed), budget, knownConditions);
       const policy = createLinearSoftmaxPolicy(parseDreamGymConfig(baseConfig(seed)));
       if (condition !== 'random') await policy.loadState(bcDirectory);
-      const buffer = await freshBuffer(`${seed}-${condition}`);
+      const buffer = await offlineBuffer.fresh(`${seed}-${condition}`);
       let realTransitions = 0;
       let syntheticTransitions = 0;
       const trainingStarted = performance.now();

@@ -3,14 +3,31 @@
  * (`alfworld-step-size.ts`) share: the loop configuration every condition starts from, and
  * the behaviour cloning that gives every trained condition its starting policy.
  */
+import { cp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { DomainSetup } from '@dreamgym/cli';
 import {
   cloneBehaviour,
   createLinearSoftmaxPolicy,
   type DreamGymConfigInput,
+  HashingEmbedder,
   parseDreamGymConfig,
+  ReplayBuffer,
   SeededRandom,
+  trajectoryToTransitions,
 } from '@dreamgym/core';
+
+/** A progress line on stderr, prefixed with the time of day. */
+export const log = (message: string) =>
+  process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
+
+/** A success rate with its 95% interval, in percent: `56.3% [39.3, 71.8]` (`–` for none). */
+export const percent = (
+  metrics: { successRate: number; successInterval95: readonly [number, number] } | undefined,
+) =>
+  metrics === undefined
+    ? '–'
+    : `${(100 * metrics.successRate).toFixed(1)}% [${(100 * metrics.successInterval95[0]).toFixed(1)}, ${(100 * metrics.successInterval95[1]).toFixed(1)}]`;
 
 /** The settings of the experiment's base configuration that its command line chooses. */
 export interface AlfworldProtocolSettings {
@@ -77,4 +94,36 @@ export async function cloneAlfworldPolicy(
   );
   await cloned.saveState(directory);
   return cloningSeconds;
+}
+
+/**
+ * The replay buffer of the domain's offline trajectories, written once into
+ * `scratch/offline-buffer`; `fresh(name)` opens a copy of it for one run (the loop adds the
+ * run's experience to the copy).
+ */
+export async function writeOfflineBuffer(
+  setup: DomainSetup,
+  scratch: string,
+): Promise<{ size: number; fresh(name: string): Promise<ReplayBuffer> }> {
+  const embedder = new HashingEmbedder({ dimension: 256 });
+  const open = (directory: string) =>
+    ReplayBuffer.open(directory, { embedder, index: { type: 'flat' } });
+  const offline = join(scratch, 'offline-buffer');
+  const buffer = await open(offline);
+  await buffer.add(
+    setup.offlineTrajectories.flatMap((trajectory, index) =>
+      trajectoryToTransitions(trajectory, { trajectoryId: trajectory.id ?? `offline:${index}` }),
+    ),
+  );
+  const size = buffer.size;
+  await buffer.close();
+  return {
+    size,
+    async fresh(name) {
+      const directory = join(scratch, `buffer-${name}`);
+      await rm(directory, { recursive: true, force: true });
+      await cp(offline, directory, { recursive: true });
+      return open(directory);
+    },
+  };
 }

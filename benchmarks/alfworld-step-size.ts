@@ -8,15 +8,17 @@
  * policy from nothing (the policy's 0.05) may be too large to fine-tune it. For each learning
  * rate, one of the experiment's conditions (`--condition`, default `dreamgym`; its settings,
  * budget B for `real-rl`) trains from the cloned policy; the result plays a fixed sample of
- * training games greedily on the real engine. Learning rate 0 is the cloned policy itself. Also reported: how far the weights
- * moved from the cloned ones, and the last iteration's synthetic success.
+ * training games greedily on the real engine. Learning rate 0 is the cloned policy itself.
+ * Also reported: how far the weights moved from the cloned ones, and the last iteration's
+ * synthetic success.
  *
  * Usage (after `npm run build`):
  *   DREAMGYM_DATA_DIR=../shared/data npx tsx benchmarks/alfworld-step-size.ts \
  *     [--condition dreamgym] [--learning-rates 0.05,0.02,0.005,0.002] [--games 48] [--seed 1] \
  *     [--iterations 12] [--budget 3000] [--bc-from DIR] [--out DIR]
  * `--bc-from DIR` starts from DIR/bc-<seed>/ (the experiment's kept scratch folder) instead of
- * cloning again. Writes alfworld-step-size-<condition>.json into `--out DIR` (default benchmarks/results).
+ * cloning again. Writes alfworld-step-size-<condition>.json into `--out DIR` (default
+ * benchmarks/results).
  */
 import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -29,16 +31,16 @@ import {
   DreamGymLoop,
   EnvironmentPool,
   evaluatePolicy,
-  HashingEmbedder,
   parseDreamGymConfig,
-  ReplayBuffer,
   SeededRandom,
-  trajectoryToTransitions,
 } from '@dreamgym/core';
 import {
   type AlfworldProtocolSettings,
   alfworldBaseConfig,
   cloneAlfworldPolicy,
+  log,
+  percent,
+  writeOfflineBuffer,
 } from './alfworld-protocol.js';
 import { ABLATION_CONDITIONS, conditionConfig, PAPER_CONDITIONS } from './experiment-conditions.js';
 
@@ -80,8 +82,6 @@ if (conditionConfig(condition, alfworldBaseConfig(settings), 0, known) === undef
 }
 const resultsDirectory = values.out ? resolve(values.out) : resolve(import.meta.dirname, 'results');
 await mkdir(resultsDirectory, { recursive: true });
-const log = (message: string) =>
-  process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
 
 const setup = await setUpDomain(
   // One evaluation task is loaded because the set-up requires a split; it is never played.
@@ -102,7 +102,6 @@ const scratch = await mkdtemp(join(tmpdir(), 'dreamgym-alfworld-step-size-'));
 const realPool = new EnvironmentPool(() =>
   setup.adapter.connectReal({ requestTimeoutMs: 300_000 }),
 );
-const embedder = new HashingEmbedder({ dimension: 256 });
 
 interface StepSizeResult {
   learningRate: number;
@@ -123,16 +122,7 @@ try {
   } else {
     await cloneAlfworldPolicy(setup, settings, bcDirectory, log);
   }
-  const offlineBuffer = join(scratch, 'offline-buffer');
-  {
-    const buffer = await ReplayBuffer.open(offlineBuffer, { embedder, index: { type: 'flat' } });
-    await buffer.add(
-      setup.offlineTrajectories.flatMap((trajectory, index) =>
-        trajectoryToTransitions(trajectory, { trajectoryId: trajectory.id ?? `offline:${index}` }),
-      ),
-    );
-    await buffer.close();
-  }
+  const offlineBuffer = await writeOfflineBuffer(setup, scratch);
   const cloned = createLinearSoftmaxPolicy(parseDreamGymConfig(alfworldBaseConfig(settings)));
   await cloned.loadState(bcDirectory);
 
@@ -150,12 +140,7 @@ try {
         Number(values.budget),
         known,
       )!;
-      const bufferDirectory = join(scratch, `buffer-${learningRate}`);
-      await cp(offlineBuffer, bufferDirectory, { recursive: true });
-      const buffer = await ReplayBuffer.open(bufferDirectory, {
-        embedder,
-        index: { type: 'flat' },
-      });
+      const buffer = await offlineBuffer.fresh(String(learningRate));
       try {
         const run = await new DreamGymLoop({
           config,
@@ -205,7 +190,7 @@ try {
       trainingSeconds,
     };
     log(
-      `learning rate ${learningRate}: ${(100 * metrics.successRate).toFixed(1)}% [${(100 * metrics.successInterval95[0]).toFixed(1)}, ${(100 * metrics.successInterval95[1]).toFixed(1)}] on ${games.length} training games, max |w - w_cloned| ${maxWeightChange.toFixed(3)}`,
+      `learning rate ${learningRate}: ${percent(metrics)} on ${games.length} training games, max |w - w_cloned| ${maxWeightChange.toFixed(3)}`,
     );
     results.push(result);
     await writeFile(
@@ -229,7 +214,7 @@ try {
   console.table(
     results.map((result) => ({
       'learning rate': result.learningRate,
-      success: `${(100 * result.successRate).toFixed(1)}% [${(100 * result.successInterval95[0]).toFixed(1)}, ${(100 * result.successInterval95[1]).toFixed(1)}]`,
+      success: percent(result),
       'max |Δw|': result.maxWeightChange.toFixed(3),
       'last synthetic success': result.lastSyntheticSuccess?.toFixed(3) ?? '–',
     })),
