@@ -10,11 +10,17 @@
  * 3. The episodes played, with the engine's admissible commands, are scored with
  *    `measureCandidateCoverage`: how often the adapter's proposals (made without the
  *    engine's list) hold the expert's next command, and their size against the engine's list.
+ * 4. The server's engine memoisation, side by side: the same seeded random episodes
+ *    (`--memo-games` games, 3 episodes each, up to 30 steps) played through TextWorld as
+ *    shipped and through the memoised engine (`dreamgym_alfworld_server.playthrough`, one
+ *    after the other), their engine seconds, the ratio, and whether every observation,
+ *    admissible-command list and win flag is the same.
  *
- * Run: `npm run alfworld-engine -w dreamgym-benchmarks` (`-- --games 24`). Needs
+ * Run: `npm run alfworld-engine -w dreamgym-benchmarks` (`-- --games 24 --memo-games 8`). Needs
  * DREAMGYM_DATA_DIR and the project virtualenv (scripts/setup.sh). Writes
  * benchmarks/results/alfworld-engine.json.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
@@ -23,6 +29,7 @@ import { createAlfworldAdapter, measureCandidateCoverage } from '@dreamgym/alfwo
 import { type Step, type Task, TaskSchema, type Trajectory } from '@dreamgym/core';
 import {
   AlfworldServerProcess,
+  alfworldServerDirectory,
   connectAlfworldReal,
   defaultAlfworldPython,
 } from '../adapters/alfworld/src/real/index.js';
@@ -34,6 +41,7 @@ const option = (name: string, fallback: string): string => {
 };
 const gameCount = Number(option('games', '24'));
 const plannedGames = Number(option('planned-games', '3'));
+const memoGames = Number(option('memo-games', '8'));
 
 const root = process.env.DREAMGYM_DATA_DIR;
 if (!root) throw new Error('Set DREAMGYM_DATA_DIR to the shared data directory (…/shared/data).');
@@ -154,6 +162,45 @@ try {
   await server.stop();
 }
 
+interface Playthrough {
+  episodes: { game: string; steps: [string, string[], boolean][] }[];
+  seconds: number;
+}
+
+/** Seeded random episodes through TextWorld, as shipped or with the server's memoisation. */
+function playthrough(memoised: boolean): Playthrough {
+  const output = execFileSync(
+    defaultAlfworldPython(),
+    [
+      '-m',
+      'dreamgym_alfworld_server.playthrough',
+      '--data-dir',
+      dataDir,
+      '--games',
+      String(memoGames),
+      '--episodes',
+      '3',
+      '--steps',
+      '30',
+      ...(memoised ? ['--memoised'] : []),
+    ],
+    { cwd: alfworldServerDirectory(), encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 },
+  );
+  return JSON.parse(output) as Playthrough;
+}
+
+const shipped = playthrough(false);
+const memoised = playthrough(true);
+const memoisation = {
+  games: memoGames,
+  episodes: shipped.episodes.length,
+  steps: shipped.episodes.reduce((total, episode) => total + episode.steps.length - 1, 0),
+  shippedSeconds: Number(shipped.seconds.toFixed(1)),
+  memoisedSeconds: Number(memoised.seconds.toFixed(1)),
+  speedUp: Number((shipped.seconds / memoised.seconds).toFixed(2)),
+  identicalEpisodes: JSON.stringify(shipped.episodes) === JSON.stringify(memoised.episodes),
+};
+
 const coverage = measureCandidateCoverage(trajectories, createAlfworldAdapter());
 const engineMean =
   engineActionCounts.reduce((sum, value) => sum + value, 0) / engineActionCounts.length;
@@ -166,6 +213,7 @@ const results = {
   repeatReset: summary(repeatResets),
   step: summary(steps),
   stepWithExpertPlan: summary(plannedSteps),
+  memoisation,
   candidates: {
     coverage: Number(coverage.coverage.toFixed(4)),
     meanCandidates: Number(coverage.meanCandidates.toFixed(2)),

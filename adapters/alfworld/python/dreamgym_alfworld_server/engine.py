@@ -5,6 +5,8 @@ as ``alarmclock 2``) and ``AlfredInfos`` wrappers."""
 
 from __future__ import annotations
 
+import copy
+import functools
 import re
 import threading
 import time
@@ -12,6 +14,8 @@ from dataclasses import dataclass, field
 
 import fast_downward
 import textworld
+import textworld.logic as textworld_logic
+from textworld.envs.pddl import textgen
 from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
 
 from .handcoded_expert import ExpertGaveUp, HandcodedExpert
@@ -37,6 +41,44 @@ def _reuse_or_load_planner_library():
 
 
 fast_downward.load_lib = _reuse_or_load_planner_library
+
+# Two pure computations dominate the engine's time, and TextWorld repeats both:
+# - Translating a game's PDDL problem to the planner's SAS form (``fast_downward.pddl2sas``,
+#   twice per state: plain and optimised for replanning). ``textworld.start`` translates the
+#   game to load it, and every ``reset`` translates the same problem again.
+# - Parsing strings with TatSu: every step parses the command template of every applicable
+#   action, the feedback rule (``ContextSensitiveGrammar.derive``) and the conditions of the
+#   grammar's rules (``Rule.parse_conjunctive_query``), from the same few hundred strings.
+# Both are memoised here. A translation's task object is only read by the states built from
+# it; a parse result is deep-copied for each caller, which may attach its own context to it.
+# ``tests/test_engine_memoisation.py`` checks that episodes play out the same with and without
+# this. Callers hold the server's engine lock, as the translator's global options require.
+_translate_pddl = fast_downward.pddl2sas
+
+
+@functools.lru_cache(maxsize=16)
+def _memoised_pddl2sas(domain: str, problem: str, verbose: bool = False, optimize: bool = False):
+    return _translate_pddl(domain, problem, verbose=verbose, optimize=optimize)
+
+
+fast_downward.pddl2sas = _memoised_pddl2sas
+
+
+def _memoise_parser(parse_and_convert):
+    """``parse_and_convert(text, rule_name=..., trace=...)`` with its results kept per input."""
+
+    @functools.lru_cache(maxsize=4096)
+    def parsed(text: str, rule_name: str, trace: bool):
+        return parse_and_convert(text, rule_name=rule_name, trace=trace)
+
+    def memoised(text: str, rule_name: str, trace: bool = False):
+        return copy.deepcopy(parsed(text, rule_name, trace))
+
+    return memoised
+
+
+textgen._parse_and_convert = _memoise_parser(textgen._parse_and_convert)
+textworld_logic._parse_and_convert = _memoise_parser(textworld_logic._parse_and_convert)
 
 NOTHING_HAPPENS = "Nothing happens."
 _ARRIVAL = re.compile(r"^You arrive at loc \d+\. ")
