@@ -10,7 +10,8 @@
  * budget B for `real-rl`) trains from the cloned policy; the result plays a fixed sample of
  * training games greedily on the real engine. Learning rate 0 is the cloned policy itself.
  * Also reported: how far the weights moved from the cloned ones, and the last iteration's
- * synthetic success.
+ * training success (in the synthetic environment for DreamGym, on the real engine for real-rl;
+ * budget-cut episodes left out).
  *
  * Usage (after `npm run build`):
  *   DREAMGYM_DATA_DIR=../shared/data npx tsx benchmarks/alfworld-step-size.ts \
@@ -110,8 +111,8 @@ interface StepSizeResult {
   successInterval95: [number, number];
   /** Largest |w - w_cloned| over the policy's weights. */
   maxWeightChange: number;
-  /** The last training iteration's success in the synthetic environment (undefined for 0). */
-  lastSyntheticSuccess?: number;
+  /** The last training iteration's success, in the environment it trained in (undefined for 0). */
+  lastTrainingSuccess?: number;
   trainingSeconds: number;
 }
 
@@ -131,7 +132,7 @@ try {
     const policy = createLinearSoftmaxPolicy(parseDreamGymConfig(alfworldBaseConfig(settings)));
     await policy.loadState(bcDirectory);
     const started = performance.now();
-    let lastSyntheticSuccess: number | undefined;
+    let lastTrainingSuccess: number | undefined;
     if (learningRate > 0) {
       log(`== learning rate ${learningRate}: ${condition}`);
       const config = conditionConfig(
@@ -155,7 +156,7 @@ try {
           },
           runDirectory: join(scratch, `run-${learningRate}`),
         }).run();
-        lastSyntheticSuccess = run.metrics.at(-1)?.successRate;
+        lastTrainingSuccess = run.metrics.at(-1)?.successRate;
       } finally {
         await buffer.close();
       }
@@ -186,7 +187,7 @@ try {
       successRate: metrics.successRate,
       successInterval95: metrics.successInterval95,
       maxWeightChange,
-      ...(lastSyntheticSuccess === undefined ? {} : { lastSyntheticSuccess }),
+      ...(lastTrainingSuccess === undefined ? {} : { lastTrainingSuccess }),
       trainingSeconds,
     };
     log(
@@ -216,7 +217,7 @@ try {
       'learning rate': result.learningRate,
       success: percent(result),
       'max |Δw|': result.maxWeightChange.toFixed(3),
-      'last synthetic success': result.lastSyntheticSuccess?.toFixed(3) ?? '–',
+      'last training success': result.lastTrainingSuccess?.toFixed(3) ?? '–',
     })),
   );
 } finally {
