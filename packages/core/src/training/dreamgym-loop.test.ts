@@ -40,12 +40,16 @@ function withoutTimings(metrics: readonly IterationMetrics[]) {
 
 describe('DreamGymLoop on the corridor with the embedded defaults', () => {
   it('grows the pool within lambda and the buffer, improves success, and spends the real budget exactly', async () => {
-    const loop = await corridorLoop(join(directory, 'run'));
+    const progress: { done: number; total: number }[] = [];
+    const loop = await corridorLoop(join(directory, 'run'), {
+      onIteration: (_metrics, reported) => progress.push(reported),
+    });
     const { metrics, finalEvaluations } = await loop.run();
     const synthetic = metrics.filter((record) => record.phase === 'synthetic');
     const real = metrics.filter((record) => record.phase === 'real');
     expect(synthetic).toHaveLength(8);
     expect(real.length).toBeGreaterThan(0);
+    expect(progress.at(-1)).toEqual({ done: metrics.length, total: metrics.length });
 
     // Curriculum: the pool grows, and no batch has more than lambda generated tasks.
     expect(synthetic.at(-1)!.generatedTasks).toBeGreaterThan(0);
@@ -104,6 +108,25 @@ describe('DreamGymLoop on the corridor with the embedded defaults', () => {
       .split('\n');
     expect(lines).toHaveLength(metrics.length);
     expect(JSON.parse(await readFile(join(directory, 'run', 'config.json'), 'utf8')).seed).toBe(11);
+  });
+
+  it('revises the progress total from the real transitions used when episodes end early', async () => {
+    const progress: { done: number; total: number }[] = [];
+    const loop = await corridorLoop(
+      join(directory, 'progress'),
+      { onIteration: (_metrics, reported) => progress.push(reported) },
+      {
+        evaluation: { every: 0, environments: [] },
+        simToReal: { realTransitionBudget: 400, tasksPerIteration: 3, rolloutsPerTask: 2 },
+      },
+    );
+    const { metrics } = await loop.run();
+    // The plan assumes every real episode runs to maxSteps (3 tasks x 2 rollouts x 48 steps:
+    // one iteration for 120 transitions); the trained policy's corridor episodes end sooner.
+    expect(metrics.filter((record) => record.phase === 'real').length).toBeGreaterThan(1);
+    expect(progress.map((reported) => reported.done)).toEqual(metrics.map((_, index) => index + 1));
+    for (const reported of progress) expect(reported.done).toBeLessThanOrEqual(reported.total);
+    expect(progress.at(-1)).toEqual({ done: metrics.length, total: metrics.length });
   });
 
   it('resumes after a crash mid-run exactly as an uninterrupted run of the same seed', async () => {

@@ -82,7 +82,11 @@ export interface DreamGymComponents {
   taskGenerator?: TaskGenerator;
   /** The real environment, for sim-to-real and real evaluation. */
   realEnvironment?: () => Environment | Promise<Environment>;
-  /** Called after every iteration (progress bars, logs). */
+  /**
+   * Called after every iteration (progress bars, logs). `total` is the planned number of
+   * iterations; with a real-transition budget it is an estimate, revised after every real
+   * iteration from the transitions they used, and equals `done` after the last one.
+   */
   onIteration?: (metrics: IterationMetrics, progress: { done: number; total: number }) => void;
   /** Receives log lines. */
   log?: (message: string) => void;
@@ -248,6 +252,17 @@ export class DreamGymLoop {
   }
 
   /**
+   * Iterations for progress once `done` iterations have run, some of them real: the real ones
+   * left are estimated from the transitions the real iterations so far used on average (the
+   * plan assumes every episode runs to `maxSteps`, and most end sooner).
+   */
+  private estimatedIterations(done: number, budget: RealTransitionBudget): number {
+    if (budget.remaining === 0) return done;
+    const realDone = done - this.config.iterations;
+    return done + Math.ceil(budget.remaining / (budget.spent / realDone));
+  }
+
+  /**
    * Trains. With `resume`, continues from the run folder's latest checkpoint (a fresh run
    * when there is none); without it, the run folder must not hold a checkpoint yet.
    */
@@ -406,6 +421,7 @@ export class DreamGymLoop {
             await this.addExperience(realTrainer.lastCollected, 'real', counters);
           }
           const isLast = budget.remaining === 0;
+          state.totalIterations = this.estimatedIterations(counters.iteration + 1, budget);
           await this.finishIteration(state, { phase: 'real', update, batch, isLast, started });
           await this.saveCheckpoint(state);
         }
