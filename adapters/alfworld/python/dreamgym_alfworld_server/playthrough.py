@@ -21,6 +21,11 @@ import time
 from .games import GameCatalog
 
 
+def _record(state) -> list:
+    """What a step shows: the feedback, the admissible commands and whether the game is won."""
+    return [state.feedback, list(state["admissible_commands"]), bool(state["won"])]
+
+
 def play(data_dir: str, memoised: bool, games: int, episodes: int, steps: int, seed: int) -> dict:
     if memoised:
         from . import engine  # noqa: F401 - importing it installs the memoisation
@@ -33,7 +38,8 @@ def play(data_dir: str, memoised: bool, games: int, episodes: int, steps: int, s
     recorded = []
     seconds = 0.0
     # Spread the games over the split: neighbouring games are trials of one task.
-    names = catalog.games("train")[:: max(1, len(catalog.games("train")) // games)][:games]
+    train = catalog.games("train")
+    names = train[:: max(1, len(train) // games)][:games]
     for name in names:
         started = time.perf_counter()
         env = textworld.start(
@@ -46,13 +52,13 @@ def play(data_dir: str, memoised: bool, games: int, episodes: int, steps: int, s
             started = time.perf_counter()
             state = env.reset()
             seconds += time.perf_counter() - started
-            trace = [[state.feedback, list(state["admissible_commands"]), bool(state["won"])]]
+            trace = [_record(state)]
             for _ in range(steps):
                 action = chooser.choice(sorted(state["admissible_commands"]))
                 started = time.perf_counter()
                 state, _score, done = env.step(action)
                 seconds += time.perf_counter() - started
-                trace.append([state.feedback, list(state["admissible_commands"]), bool(state["won"])])
+                trace.append(_record(state))
                 if done:
                     break
             recorded.append({"game": name, "steps": trace})

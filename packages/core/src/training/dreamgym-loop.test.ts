@@ -121,9 +121,9 @@ describe('DreamGymLoop on the corridor with the embedded defaults', () => {
       },
     );
     const { metrics } = await loop.run();
-    // The plan assumes every real episode runs to maxSteps (3 tasks x 2 rollouts x 48 steps:
-    // one iteration for 120 transitions); the trained policy's corridor episodes end sooner.
-    expect(metrics.filter((record) => record.phase === 'real').length).toBeGreaterThan(1);
+    // The plan assumes every real episode runs to maxSteps (3 tasks x 2 rollouts x 16 steps:
+    // 5 iterations for 400 transitions); the trained policy's corridor episodes end sooner.
+    expect(metrics.filter((record) => record.phase === 'real').length).toBeGreaterThan(5);
     expect(progress.map((reported) => reported.done)).toEqual(metrics.map((_, index) => index + 1));
     for (const reported of progress) expect(reported.done).toBeLessThanOrEqual(reported.total);
     expect(progress.at(-1)).toEqual({ done: metrics.length, total: metrics.length });
