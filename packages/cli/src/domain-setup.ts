@@ -11,7 +11,10 @@ import {
   type DomainAdapter,
   type EmbeddingModel,
   type Environment,
+  type ExperienceModel,
   HashingEmbedder,
+  JudgedExperienceModel,
+  OutcomeJudge,
   ReplayBuffer,
   RetrievalExperienceModel,
   readJsonl,
@@ -45,6 +48,12 @@ export const DomainSetupOptionsSchema = z.object({
   index: z.enum(['auto', 'flat', 'hnsw']).default('auto'),
   /** Dimension of the hashing embedder. */
   embeddingDimension: z.number().int().min(16).max(4096).default(256),
+  /**
+   * Judge every synthetic step's outcome (does it end the episode, is the task done) with an
+   * `OutcomeJudge` learned from the offline trajectories' successes and failures, instead of
+   * the retrieved neighbours' votes. Default true; `false` is the neighbours' vote alone.
+   */
+  outcomeJudge: z.boolean().default(true),
 });
 export type DomainSetupOptions = z.input<typeof DomainSetupOptionsSchema>;
 
@@ -56,7 +65,12 @@ export interface DomainSetup {
   evaluationSplit: string;
   /** The replay buffer holding the offline transitions only. */
   replayBuffer: ReplayBuffer;
-  experienceModel: RetrievalExperienceModel;
+  /** The embedded experience model: retrieval, its outcomes judged by `outcomeJudge` when there is one. */
+  experienceModel: ExperienceModel;
+  /** The retrieval model alone (next states from the neighbours, outcomes by their vote). */
+  retrievalModel: RetrievalExperienceModel;
+  /** The outcome judge learned from the offline trajectories (absent when disabled, or when no offline episode ended). */
+  outcomeJudge?: OutcomeJudge;
   realEnvironment: () => Promise<Environment>;
   /** Offline transitions in the buffer. */
   offlineTransitions: number;
@@ -136,16 +150,30 @@ export async function setUpDomain(
   log(
     `${options.domain}: ${seedTasks.length} seed tasks, ${evaluationTasks.length} ${evaluationSplit} tasks, ${replayBuffer.size} offline transitions (${index} index, ${((performance.now() - started) / 1000).toFixed(1)} s)`,
   );
+  const retrievalModel = new RetrievalExperienceModel({
+    parseAction: (text) => adapter.parseAction(text),
+    ...(adapter.experienceHints ? { hints: adapter.experienceHints } : {}),
+  });
+  const outcomeJudge = options.outcomeJudge
+    ? OutcomeJudge.train(trajectories, { parseAction: (text) => adapter.parseAction(text) })
+    : undefined;
+  if (outcomeJudge) {
+    const { steps, doneSteps, successSteps, counterfactuals } = outcomeJudge.summary;
+    log(
+      `outcome judge: learned from ${steps} offline steps (${doneSteps} ended an episode, ${successSteps} with success) and ${counterfactuals} counterfactual negatives`,
+    );
+  }
   return {
     adapter,
     seedTasks,
     evaluationTasks,
     evaluationSplit,
     replayBuffer,
-    experienceModel: new RetrievalExperienceModel({
-      parseAction: (text) => adapter.parseAction(text),
-      ...(adapter.experienceHints ? { hints: adapter.experienceHints } : {}),
-    }),
+    experienceModel: outcomeJudge
+      ? new JudgedExperienceModel(retrievalModel, outcomeJudge)
+      : retrievalModel,
+    retrievalModel,
+    ...(outcomeJudge ? { outcomeJudge } : {}),
     realEnvironment: () => adapter.connectReal({}),
     offlineTransitions: replayBuffer.size,
     offlineTrajectories: trajectories,

@@ -23,11 +23,13 @@ import {
   type ExperienceModel,
   GroundedHybridExperienceModel,
   HashingEmbedder,
+  JudgedExperienceModel,
   LlmTaskGenerator,
   MutationTaskGenerator,
   OpenAICompatibleChatModel,
   OpenAICompatibleEmbeddingModel,
   OpenAICompatibleScorer,
+  type OutcomeJudge,
   type Policy,
   ReasoningExperienceModel,
   standardExperienceFormat,
@@ -313,6 +315,11 @@ export interface SelectionContext extends SelectionEnvironment {
   adapter: DomainAdapter;
   /** The embedded experience model of the domain (`setUpDomain(...).experienceModel`): `embedded`, and the grounding of `hybrid`. */
   retrievalModel: ExperienceModel;
+  /**
+   * The domain's learned outcome judge (`setUpDomain(...).outcomeJudge`): the LLM and hybrid
+   * experience models have their outcomes judged by it too, as the embedded one does.
+   */
+  outcomeJudge?: OutcomeJudge;
   /** Progress lines. */
   log?: (message: string) => void;
   /**
@@ -399,8 +406,10 @@ export async function selectModels(
               parseAction: (text) => adapter.parseAction(text),
             })
           : reasoning;
+      if (context.outcomeJudge)
+        experienceModel = new JudgedExperienceModel(experienceModel, context.outcomeJudge);
       describe.push(
-        `experience model: ${selection.experience === 'hybrid' ? 'grounded hybrid of retrieval and ' : ''}the reasoning LLM ${chatName} (${format.name} prompt, temperature ${selection.experienceTemperature})`,
+        `experience model: ${selection.experience === 'hybrid' ? 'grounded hybrid of retrieval and ' : ''}the reasoning LLM ${chatName} (${format.name} prompt, temperature ${selection.experienceTemperature})${context.outcomeJudge ? ', outcomes by the learned judge' : ''}`,
       );
     } else {
       describe.push(`experience model: ${experienceModel.id} (embedded)`);

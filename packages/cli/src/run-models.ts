@@ -169,6 +169,7 @@ export function selectRunModels(
   return selectModels(selection, {
     adapter: domain.adapter,
     retrievalModel: domain.experienceModel,
+    ...(domain.outcomeJudge ? { outcomeJudge: domain.outcomeJudge } : {}),
     ...rest,
     ...(embedder ? { embedder } : {}),
   });

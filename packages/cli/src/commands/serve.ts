@@ -17,7 +17,9 @@ import {
   type DomainAdapter,
   type Environment,
   type ExperienceModel,
+  JudgedExperienceModel,
   OpenAICompatibleChatModel,
+  type OutcomeJudge,
   ReasoningExperienceModel,
   type ReplayBuffer,
   type Task,
@@ -261,7 +263,11 @@ interface ChosenExperienceModel {
 function experienceModelChoice(
   values: FlagValues,
   io: CommandIo,
-): (adapter: DomainAdapter, embedded: ExperienceModel) => Promise<ChosenExperienceModel> {
+): (
+  adapter: DomainAdapter,
+  embedded: ExperienceModel,
+  outcomeJudge: OutcomeJudge | undefined,
+) => Promise<ChosenExperienceModel> {
   const kind = (values.experience as string | undefined) ?? 'embedded';
   const modelFlags = [
     'base-url',
@@ -307,21 +313,25 @@ function experienceModelChoice(
     }
     // Validates the URL and model now (a ConfigError naming the field), not after loading data.
     const chat = new OpenAICompatibleChatModel({ baseURL, model, ...(apiKey ? { apiKey } : {}) });
-    return async (adapter) => ({
-      model: new ReasoningExperienceModel({
+    return async (adapter, _embedded, outcomeJudge) => {
+      const reasoning = new ReasoningExperienceModel({
         chat,
         environmentDescription: adapter.prompts.environmentDescription,
-      }),
-      dispose: async () => {},
-    });
+      });
+      return {
+        model: outcomeJudge ? new JudgedExperienceModel(reasoning, outcomeJudge) : reasoning,
+        dispose: async () => {},
+      };
+    };
   }
   // The same flags and defaults as every other command (`--model local` by default).
   const selection = parseModelSelection(values);
   const env = apiKey ? { ...io.env, DREAMGYM_API_KEY: apiKey } : io.env;
-  return async (adapter, embedded) => {
+  return async (adapter, embedded, outcomeJudge) => {
     const selected = await selectModels(selection, {
       adapter,
       retrievalModel: embedded,
+      ...(outcomeJudge ? { outcomeJudge } : {}),
       env,
       cwd: io.cwd,
       log: (message) => io.stderr.write(`${message}\n`),
@@ -370,7 +380,7 @@ async function serve(args: string[], io: CommandIo): Promise<number> {
   });
   const log = (message: string) => io.stderr.write(`${message}\n`);
   const domain = await setUpDomain(setup, log);
-  const chosen = await chooseModel?.(domain.adapter, domain.experienceModel);
+  const chosen = await chooseModel?.(domain.adapter, domain.experienceModel, domain.outcomeJudge);
   const model = chosen?.model;
   await mkdir(runDirectory, { recursive: true });
   const served = await serverPackage.serveDreamGym({

@@ -14,6 +14,7 @@ import {
   type IterationMetrics,
   parseDreamGymConfig,
   SeededRandom,
+  type SyntheticToRealGap,
   type TrainablePolicy,
 } from '@dreamgym/core';
 import {
@@ -388,6 +389,16 @@ async function train(args: string[], io: CommandIo): Promise<number> {
     (config as Record<string, unknown>).evaluation = evaluation;
   }
   const resolved = parseDreamGymConfig(config);
+  // With a warm start, "before" is the starting policy (cloned), which only the loop holds:
+  // the loop measures it after cloning, exactly as it measures the trained policy after.
+  const startsFromWarmStart = resolved.warmStart.behaviourCloning !== undefined;
+  if (startsFromWarmStart && !values['no-baseline'] && domain.evaluationTasks.length > 0) {
+    (config as Record<string, unknown>).evaluation = {
+      ...((config.evaluation as Record<string, unknown> | undefined) ?? {}),
+      atStart: true,
+    };
+  }
+
   const realNeeded =
     resolved.simToReal.realTransitionBudget > 0 ||
     resolved.evaluation.environments.includes('real') ||
@@ -421,7 +432,12 @@ async function train(args: string[], io: CommandIo): Promise<number> {
   async function trainWith(policy: TrainablePolicy): Promise<number> {
     // Before training: the same policy object, measured exactly as the loop measures it after.
     const baseline: EvaluationMetrics[] = [];
-    if (!values['no-baseline'] && !values.resume && domain.evaluationTasks.length > 0) {
+    if (
+      !startsFromWarmStart &&
+      !values['no-baseline'] &&
+      !values.resume &&
+      domain.evaluationTasks.length > 0
+    ) {
       for (const mode of resolved.evaluation.modes) {
         log(
           `evaluating the untrained policy on ${domain.evaluationTasks.length} ${domain.evaluationSplit} tasks (${evaluationEnvironment}, ${mode})...`,
@@ -495,9 +511,15 @@ async function train(args: string[], io: CommandIo): Promise<number> {
         `warm start: behaviour cloning kept epoch ${result.warmStart.bestEpoch}, held-out NLL ${result.warmStart.initialHeldOutNegativeLogLikelihood.toFixed(3)} -> ${result.warmStart.bestHeldOutNegativeLogLikelihood.toFixed(3)}\n`,
       );
     }
+    const startGap = result.start?.syntheticToRealGap;
+    if (startGap) io.stdout.write(`${formatGap('starting policy', startGap)}\n`);
+    const endGap = result.metrics.at(-1)?.syntheticToRealGap;
+    if (endGap) io.stdout.write(`${formatGap('trained policy', endGap)}\n`);
     io.stdout.write(
       formatBeforeAfter(
-        baseline,
+        result.start?.evaluations.filter(
+          (evaluation) => evaluation.environment === evaluationEnvironment,
+        ) ?? baseline,
         result.finalEvaluations.filter(
           (evaluation) => evaluation.environment === evaluationEnvironment,
         ),
@@ -506,6 +528,11 @@ async function train(args: string[], io: CommandIo): Promise<number> {
     io.stdout.write(`report: dreamgym report --run-dir ${runDirectory}\n`);
     return 0;
   }
+}
+
+/** The same training tasks played in the synthetic and the real environment, on one line. */
+export function formatGap(label: string, gap: SyntheticToRealGap): string {
+  return `same ${gap.tasks} training tasks, ${label}: synthetic ${(gap.syntheticSuccessRate * 100).toFixed(1)}% vs real ${(gap.realSuccessRate * 100).toFixed(1)}%`;
 }
 
 /**

@@ -47,7 +47,16 @@ export {
   selectHistoryWindow,
   type TokenCounter,
 } from './history-window.js';
+export { JudgedExperienceModel } from './judged-experience-model.js';
 export { addToListing, type ListingStyle, mentionsEntity, removeFromListing } from './listing.js';
+export {
+  OutcomeJudge,
+  type OutcomeJudgeOptions,
+  type OutcomeJudgeSummary,
+  type OutcomeQuery,
+  type OutcomeVerdict,
+  outcomeFacts,
+} from './outcome-judge.js';
 export {
   applyRewardRule,
   type JudgedOutcome,

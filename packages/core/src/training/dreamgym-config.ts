@@ -109,6 +109,12 @@ export const DreamGymConfigSchema = z.object({
        * bounds); 0 turns it off. Needs a real environment.
        */
       gapTasks: z.number().int().nonnegative().default(0),
+      /**
+       * Evaluate the starting policy (after any warm start, before RL) as every later
+       * evaluation is measured, into `start-evaluation.json`: the "before" of a run that
+       * starts from behaviour cloning. Default false.
+       */
+      atStart: z.boolean().default(false),
     })
     .default({
       every: 5,
@@ -116,6 +122,7 @@ export const DreamGymConfigSchema = z.object({
       modes: ['greedy'],
       episodesPerTask: 1,
       gapTasks: 0,
+      atStart: false,
     }),
   simToReal: z
     .object({

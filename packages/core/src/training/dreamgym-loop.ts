@@ -14,7 +14,8 @@
  * `run({ resume: true })` after a crash continues exactly as an uninterrupted run of the
  * same seed would.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { DomainAdapter } from '../adapter.js';
@@ -108,6 +109,16 @@ export interface DreamGymResult {
   finalEvaluations: EvaluationMetrics[];
   /** Behaviour cloning's figures, when the run started with it. */
   warmStart?: BehaviourCloningResult;
+  /** The starting policy's evaluation (after any warm start, before RL), with `evaluation.atStart`. */
+  start?: StartEvaluation;
+}
+
+/** The starting policy measured before RL (`start-evaluation.json`). */
+export interface StartEvaluation {
+  /** Every configured evaluation (environment x mode). */
+  evaluations: EvaluationMetrics[];
+  /** The same training tasks in both environments, with `evaluation.gapTasks`. */
+  syntheticToRealGap?: SyntheticToRealGap;
 }
 
 const CountersSchema = z.object({
@@ -236,6 +247,7 @@ export class DreamGymLoop {
       metrics: join(this.runDirectory, 'metrics.jsonl'),
       experience: join(this.runDirectory, 'experience.jsonl'),
       warmStart: join(this.runDirectory, 'warm-start.json'),
+      start: join(this.runDirectory, 'start-evaluation.json'),
     };
   }
 
@@ -368,6 +380,18 @@ export class DreamGymLoop {
       counters.realTransitions,
     );
     const signal = options.signal ? { signal: options.signal } : {};
+    let start: StartEvaluation | undefined;
+    if (config.evaluation.atStart) {
+      if (checkpoint && existsSync(this.files.start)) {
+        start = JSON.parse(await readFile(this.files.start, 'utf8')) as StartEvaluation;
+      } else if (!checkpoint) {
+        this.log('evaluating the starting policy...');
+        const evaluations = await this.evaluate(state, 0);
+        const gap = await this.syntheticToRealGap(state, 0);
+        start = { evaluations, ...(gap ? { syntheticToRealGap: gap } : {}) };
+        await writeFileAtomic(this.files.start, `${JSON.stringify(start, null, 2)}\n`);
+      }
+    }
     let finalEvaluations: EvaluationMetrics[] = metrics.at(-1)?.evaluations ?? [];
     try {
       if (this.plannedIterations() === 0) {
@@ -432,7 +456,13 @@ export class DreamGymLoop {
       await real?.closeAll();
     }
     if (metrics.length > 0) finalEvaluations = metrics.at(-1)!.evaluations;
-    return { policy, metrics, finalEvaluations, ...(warmStart ? { warmStart } : {}) };
+    return {
+      policy,
+      metrics,
+      finalEvaluations,
+      ...(warmStart ? { warmStart } : {}),
+      ...(start ? { start } : {}),
+    };
   }
 
   private checkpointFolder(checkpoint: LoadedCheckpoint, part: string): string {

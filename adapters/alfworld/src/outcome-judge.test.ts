@@ -1,0 +1,252 @@
+/**
+ * The learned outcome judge on real ALFWorld data: trained on the expert trajectories of 80%
+ * of the train games, it must refuse the exploits RL found in the retrieval model's votes (a
+ * `put` of the wrong object, of something never taken, without the preparation the task
+ * asks for, a lamp used with nothing in hand) and keep paying the held-out games' real final
+ * steps. The exploits are the ones recorded from a policy trained by the main job.
+ */
+import { createHash } from 'node:crypto';
+import {
+  HashingEmbedder,
+  JudgedExperienceModel,
+  OutcomeJudge,
+  ReplayBuffer,
+  RetrievalExperienceModel,
+  SyntheticEnvironment,
+  type Trajectory,
+  trajectoryToTransitions,
+} from '@dreamgym/core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseAlfworldAction } from './action-grammar.js';
+import { createAlfworldAdapter } from './adapter.js';
+import { loadAlfworldExpertTrajectories } from './datasets/expert-trajectories.js';
+import { alfworldExperienceHints } from './experience-hints.js';
+import { alfworldDataDirectory } from './test-data-directory.js';
+
+/** Deterministic 80/20 split by task directory (no held-out game shares a scene with a stored one). */
+function isHeldOut(trajectory: Trajectory): boolean {
+  const directory = trajectory.task.id.split('/')[1]!;
+  return createHash('sha256').update(directory).digest()[0]! % 5 === 0;
+}
+
+interface Data {
+  train: Trajectory[];
+  heldOut: Trajectory[];
+  judge: OutcomeJudge;
+  buffer: ReplayBuffer;
+}
+let data: Promise<Data> | undefined;
+function load(): Promise<Data> {
+  data ??= (async () => {
+    const train: Trajectory[] = [];
+    const heldOut: Trajectory[] = [];
+    for await (const trajectory of loadAlfworldExpertTrajectories(alfworldDataDirectory())) {
+      (isHeldOut(trajectory) ? heldOut : train).push(trajectory);
+    }
+    const judge = OutcomeJudge.train(train, { parseAction: parseAlfworldAction });
+    if (!judge) throw new Error('the expert trajectories hold no ended episode');
+    const buffer = ReplayBuffer.create({
+      embedder: new HashingEmbedder({ dimension: 256 }),
+      index: { type: 'flat' },
+    });
+    await buffer.add(train.flatMap((trajectory) => trajectoryToTransitions(trajectory)));
+    return { train, heldOut, judge, buffer };
+  })();
+  return data;
+}
+afterAll(async () => {
+  if (data) await (await data).buffer.close();
+});
+
+/** A step as the judge reads it. */
+function judgeOf(judge: OutcomeJudge, instruction: string, history: string[], action: string) {
+  return judge.judge({
+    task: { instruction },
+    history: history.map((previous) => ({ action: previous })),
+    action,
+  });
+}
+
+describe('OutcomeJudge on ALFWorld', () => {
+  it('refuses the exploits a policy found in the retrieval model and pays the right steps', async () => {
+    const { judge } = await load();
+    const heat = 'heat some apple and put it in countertop.';
+    const cases: Array<[string, string, string[], string, boolean]> = [
+      // [what it shows, instruction, history, action, success expected]
+      [
+        'the wrong object',
+        'put a box in armchair.',
+        ['go to coffeetable 1', 'take remotecontrol 2 from coffeetable 1', 'go to armchair 1'],
+        'put remotecontrol 2 in/on armchair 1',
+        false,
+      ],
+      [
+        'the right object',
+        'put a box in armchair.',
+        ['go to sidetable 1', 'take box 1 from sidetable 1', 'go to armchair 1'],
+        'put box 1 in/on armchair 1',
+        true,
+      ],
+      [
+        'a put of something never taken',
+        heat,
+        ['go to fridge 1', 'open fridge 1', 'go to countertop 1'],
+        'put bread 1 in/on countertop 1',
+        false,
+      ],
+      [
+        "the task's object, never taken",
+        heat,
+        ['go to fridge 1', 'open fridge 1', 'go to countertop 1'],
+        'put apple 1 in/on countertop 1',
+        false,
+      ],
+      [
+        'a missing preparation (never heated)',
+        heat,
+        ['go to fridge 1', 'open fridge 1', 'take apple 1 from fridge 1', 'go to countertop 1'],
+        'put apple 1 in/on countertop 1',
+        false,
+      ],
+      [
+        'taken, heated, placed',
+        heat,
+        [
+          'go to fridge 1',
+          'open fridge 1',
+          'take apple 1 from fridge 1',
+          'go to microwave 1',
+          'heat apple 1 with microwave 1',
+          'go to countertop 1',
+        ],
+        'put apple 1 in/on countertop 1',
+        true,
+      ],
+      [
+        'the first of two',
+        'put two cellphone in bed.',
+        ['go to desk 1', 'take cellphone 1 from desk 1', 'go to bed 1'],
+        'put cellphone 1 in/on bed 1',
+        false,
+      ],
+      [
+        'the second of two',
+        'put two cellphone in bed.',
+        [
+          'go to desk 1',
+          'take cellphone 1 from desk 1',
+          'go to bed 1',
+          'put cellphone 1 in/on bed 1',
+          'go to desk 2',
+          'take cellphone 2 from desk 2',
+          'go to bed 1',
+        ],
+        'put cellphone 2 in/on bed 1',
+        true,
+      ],
+      [
+        'a lamp used with nothing in hand',
+        'look at alarmclock under the desklamp.',
+        ['go to desk 1'],
+        'use desklamp 1',
+        false,
+      ],
+      [
+        'a lamp used holding the object',
+        'look at alarmclock under the desklamp.',
+        ['go to desk 1', 'take alarmclock 1 from desk 1'],
+        'use desklamp 1',
+        true,
+      ],
+    ];
+    const wrong = cases
+      .map(([what, instruction, history, action, expected]) => {
+        const verdict = judgeOf(judge, instruction, history, action);
+        return { what, expected, verdict };
+      })
+      .filter(({ expected, verdict }) => verdict.success !== expected);
+    expect(wrong.map(({ what, verdict }) => `${what}: P(done) ${verdict.doneProbability}`)).toEqual(
+      [],
+    );
+  });
+
+  it('keeps paying the real final steps of held-out games and rarely pays any other step', async () => {
+    const { judge, heldOut } = await load();
+    let finals = 0;
+    let paidFinals = 0;
+    let others = 0;
+    let paidOthers = 0;
+    for (const trajectory of heldOut) {
+      trajectory.steps.forEach((step, index) => {
+        const verdict = judge.judge({
+          task: trajectory.task,
+          history: trajectory.steps.slice(0, index),
+          action: step.action,
+        });
+        if (index === trajectory.steps.length - 1) {
+          finals += 1;
+          if (verdict.success) paidFinals += 1;
+        } else {
+          others += 1;
+          if (verdict.success) paidOthers += 1;
+        }
+      });
+    }
+    console.info(
+      `outcome judge on ${heldOut.length} held-out expert games: final steps paid ${paidFinals}/${finals}, other steps paid ${paidOthers}/${others}`,
+    );
+    expect(paidFinals / finals).toBeGreaterThanOrEqual(0.97);
+    expect(paidOthers / others).toBeLessThanOrEqual(0.002);
+  });
+
+  it('a synthetic episode of a put never taken earns nothing; the same episode done right is paid', async () => {
+    const { judge, buffer } = await load();
+    const adapter = createAlfworldAdapter();
+    const retrieval = new RetrievalExperienceModel({
+      parseAction: parseAlfworldAction,
+      hints: alfworldExperienceHints,
+    });
+    const model = new JudgedExperienceModel(retrieval, judge);
+    const task = {
+      id: 'test/heat-apple',
+      domain: 'alfworld',
+      instruction: 'heat some apple and put it in countertop.',
+      origin: 'seed' as const,
+      meta: {},
+      initialObservation: {
+        text: '-= Welcome to TextWorld, ALFRED! =-\n\nYou are in the middle of a room. Looking quickly around you, you see a countertop 1, a fridge 1, a microwave 1, and a sinkbasin 1.\n\nYour task is to: heat some apple and put it in countertop.',
+      },
+    };
+    async function play(actions: string[]) {
+      const environment = new SyntheticEnvironment({ model, retriever: buffer, adapter, k: 8 });
+      await environment.reset(task);
+      const results = [];
+      for (const action of actions) {
+        const result = await environment.step(action);
+        results.push(result);
+        if (result.done) break;
+      }
+      await environment.close();
+      return results;
+    }
+    const exploit = await play([
+      'go to fridge 1',
+      'open fridge 1',
+      'go to countertop 1',
+      'put bread 1 in/on countertop 1',
+    ]);
+    expect(exploit.map((result) => result.reward)).toEqual([0, 0, 0, 0]);
+    expect(exploit.at(-1)!.done).toBe(false);
+    const right = await play([
+      'go to fridge 1',
+      'open fridge 1',
+      'take apple 1 from fridge 1',
+      'go to microwave 1',
+      'heat apple 1 with microwave 1',
+      'go to countertop 1',
+      'put apple 1 in/on countertop 1',
+    ]);
+    expect(right.at(-1)).toMatchObject({ reward: 1, done: true });
+    expect(right.at(-1)!.info.experienceModel).toBe('retrieval+judge');
+  });
+});

@@ -1,0 +1,68 @@
+/**
+ * `JudgedExperienceModel`: any experience model whose outcome (reward and termination) comes
+ * from an {@link OutcomeJudge} learned from real successes and failures. The wrapped model
+ * still writes the reasoning and the next state; the judge decides whether the episode ends
+ * and whether the task is accomplished, one way for the embedded, LLM and hybrid models.
+ */
+import type { Observation } from '../mdp/schemas.js';
+import type {
+  ExperienceInput,
+  ExperienceModel,
+  ExperiencePrediction,
+  InitialStateInput,
+} from './experience-model.js';
+import type { OutcomeJudge } from './outcome-judge.js';
+import {
+  applyRewardRule,
+  type RewardRule,
+  type RewardRuleInput,
+  RewardRuleSchema,
+} from './outcome-reward.js';
+
+/** An experience model whose outcomes are judged by a learned {@link OutcomeJudge}. */
+export class JudgedExperienceModel implements ExperienceModel {
+  readonly id: string;
+  /** The model that writes reasoning and next states. */
+  readonly base: ExperienceModel;
+  /** The judge of every step's outcome. */
+  readonly judge: OutcomeJudge;
+  private readonly rule: RewardRule;
+  readonly initialState?: (input: InitialStateInput) => Promise<Observation>;
+
+  /**
+   * @param base the model whose next states are kept.
+   * @param judge the learned outcome judge.
+   * @param reward the reward rule applied to the judged outcome (default: outcome reward, 1
+   *   on the successful final step). In `model` mode the base model's reward is kept on
+   *   judged-successful final steps.
+   */
+  constructor(base: ExperienceModel, judge: OutcomeJudge, reward: RewardRuleInput = {}) {
+    this.base = base;
+    this.judge = judge;
+    this.id = `${base.id}+judge`;
+    this.rule = RewardRuleSchema.parse(reward);
+    if (base.initialState) this.initialState = (input) => base.initialState!(input);
+  }
+
+  async predict(input: ExperienceInput): Promise<ExperiencePrediction> {
+    const prediction = await this.base.predict(input);
+    const verdict = this.judge.judge(input);
+    const outcome = applyRewardRule(
+      { done: verdict.done, success: verdict.success, reward: prediction.reward },
+      this.rule,
+    );
+    return {
+      ...prediction,
+      ...outcome,
+      info: {
+        ...prediction.info,
+        outcomeJudge: {
+          doneProbability: verdict.doneProbability,
+          successProbability: verdict.successProbability,
+          baseDone: prediction.done,
+          baseSuccess: prediction.success,
+        },
+      },
+    };
+  }
+}

@@ -1,0 +1,193 @@
+import { describe, expect, it } from 'vitest';
+import type { Step, Trajectory } from '../mdp/schemas.js';
+import type { ExperienceModel } from './experience-model.js';
+import { JudgedExperienceModel } from './judged-experience-model.js';
+import { OutcomeJudge, outcomeFacts } from './outcome-judge.js';
+
+/** `verb a from/in b` commands: `take key 1 from table 1`, `put key 1 in box 1`, `go to box 1`. */
+function parse(text: string) {
+  const match = /^(take|put|go to) (.+?)(?: (?:from|in) (.+))?$/.exec(text);
+  if (!match) throw new Error(`not a command: ${text}`);
+  return { type: match[1]!, args: [match[2]!, ...(match[3] ? [match[3]] : [])], text };
+}
+
+function trajectory(
+  instruction: string,
+  actions: string[],
+  end: 'success' | 'failure' | 'truncated' | 'open',
+): Trajectory {
+  const steps: Step[] = actions.map((action, index) => {
+    const last = index === actions.length - 1;
+    return {
+      observation: { text: `step ${index}` },
+      action,
+      reward: last && end === 'success' ? 1 : 0,
+      done: last && end !== 'open',
+      ...(last && end === 'truncated' ? { info: { truncated: true } } : {}),
+    };
+  });
+  return {
+    task: { id: instruction, domain: 'toy', instruction, origin: 'seed', meta: {} },
+    steps,
+    source: 'offline',
+    success: end === 'success',
+  };
+}
+
+/** Successes put the named object in the box after taking it; exploration puts other things there. */
+function toyData(): Trajectory[] {
+  const data: Trajectory[] = [];
+  for (const [object, other] of [
+    ['key', 'pen'],
+    ['cup', 'key'],
+    ['pen', 'cup'],
+    ['book', 'pen'],
+  ] as const) {
+    const instruction = `put a ${object} in box.`;
+    for (let copy = 0; copy < 5; copy += 1) {
+      data.push(
+        trajectory(
+          instruction,
+          [
+            `go to table 1`,
+            `take ${object} 1 from table 1`,
+            'go to box 1',
+            `put ${object} 1 in box 1`,
+          ],
+          'success',
+        ),
+      );
+      data.push(
+        trajectory(
+          instruction,
+          [
+            `take ${other} 1 from table 1`,
+            'go to box 1',
+            `put ${other} 1 in box 1`,
+            'go to table 1',
+          ],
+          'truncated',
+        ),
+      );
+    }
+  }
+  return data;
+}
+
+describe('outcomeFacts', () => {
+  it('relates the action to the instruction and to what the episode did with its arguments', () => {
+    const facts = outcomeFacts(
+      'put a key in box.',
+      [parse('take key 1 from table 1'), parse('go to box 1')],
+      parse('put key 1 in box 1'),
+    );
+    expect(facts.instructionWords).toEqual(['put', 'a', 'key', 'in', 'box']);
+    expect(facts.atoms).toEqual(
+      expect.arrayContaining([
+        'a:put',
+        'a:put:0:instr=all',
+        'a:put:0:last=take/0',
+        'a:put:0:ever=take/0',
+        'a:put:1:instr=all',
+        'a:put:1:last=go to/0',
+        's:take/0:instr=all',
+      ]),
+    );
+    const unheld = outcomeFacts('put a key in box.', [], parse('put pen 1 in box 1'));
+    expect(unheld.atoms).toEqual(
+      expect.arrayContaining(['a:put:0:instr=none', 'a:put:0:last=none']),
+    );
+  });
+});
+
+describe('OutcomeJudge', () => {
+  const judge = OutcomeJudge.train(toyData(), { parseAction: parse })!;
+  const ask = (instruction: string, history: string[], action: string) =>
+    judge.judge({ task: { instruction }, history: history.map((a) => ({ action: a })), action });
+
+  it('pays the named object put after it was taken, and nothing else', () => {
+    expect(judge.summary).toMatchObject({ trajectories: 40, doneSteps: 20, successSteps: 20 });
+    expect(
+      ask('put a key in box.', ['take key 1 from table 1', 'go to box 1'], 'put key 1 in box 1')
+        .success,
+    ).toBe(true);
+    // Wrong object, though it was taken: exploration showed it.
+    expect(
+      ask('put a key in box.', ['take pen 1 from table 1', 'go to box 1'], 'put pen 1 in box 1')
+        .success,
+    ).toBe(false);
+    // The right object, never taken: only the counterfactual negatives show it.
+    expect(ask('put a key in box.', ['go to box 1'], 'put key 1 in box 1').success).toBe(false);
+    expect(ask('put a key in box.', ['take key 1 from table 1'], 'go to box 1').done).toBe(false);
+  });
+
+  it('needs the counterfactuals for the never-taken put', () => {
+    const plain = OutcomeJudge.train(toyData(), { parseAction: parse, counterfactuals: false })!;
+    const verdict = plain.judge({
+      task: { instruction: 'put a key in box.' },
+      history: [{ action: 'go to box 1' }],
+      action: 'put key 1 in box 1',
+    });
+    expect(verdict.success).toBe(true);
+  });
+
+  it('does not learn termination from truncated episodes', () => {
+    const truncatedOnly = toyData().filter((item) => !item.success);
+    expect(OutcomeJudge.train(truncatedOnly, { parseAction: parse })).toBeUndefined();
+    // The same episodes with their cut-off unmarked read as real endings.
+    const unmarked = truncatedOnly.map((item) => ({
+      ...item,
+      steps: item.steps.map(({ info: _info, ...step }) => step),
+    }));
+    expect(OutcomeJudge.train(unmarked, { parseAction: parse })!.summary.doneSteps).toBe(20);
+  });
+});
+
+describe('JudgedExperienceModel', () => {
+  const judge = OutcomeJudge.train(toyData(), { parseAction: parse })!;
+  /** A model that pays every step, as a retrieval vote over expert puts did. */
+  const generous: ExperienceModel = {
+    id: 'generous',
+    predict: async () => ({
+      reasoning: 'every put ends it',
+      observation: { text: 'You put it in the box.' },
+      reward: 1,
+      done: true,
+      success: true,
+    }),
+    initialState: async () => ({ text: 'a room' }),
+  };
+  const model = new JudgedExperienceModel(generous, judge);
+  const input = (history: string[], action: string) => ({
+    task: {
+      id: 't',
+      domain: 'toy',
+      instruction: 'put a key in box.',
+      origin: 'seed' as const,
+      meta: {},
+    },
+    history: history.map((a) => ({ observation: { text: '' }, action: a, reward: 0, done: false })),
+    state: { text: '' },
+    action,
+    demos: [],
+  });
+
+  it("keeps the base model's next state and replaces its outcome with the judge's", async () => {
+    const exploit = await model.predict(input(['go to box 1'], 'put pen 1 in box 1'));
+    expect(exploit).toMatchObject({
+      observation: { text: 'You put it in the box.' },
+      reward: 0,
+      done: false,
+      success: false,
+    });
+    expect(exploit.info?.outcomeJudge).toMatchObject({ baseDone: true, baseSuccess: true });
+    const right = await model.predict(
+      input(['take key 1 from table 1', 'go to box 1'], 'put key 1 in box 1'),
+    );
+    expect(right).toMatchObject({ reward: 1, done: true, success: true });
+    expect(model.id).toBe('generous+judge');
+    expect(await model.initialState!({ task: input([], '').task, demos: [] })).toEqual({
+      text: 'a room',
+    });
+  });
+});

@@ -1,0 +1,454 @@
+/**
+ * `OutcomeJudge`: does this step end the episode, and does it accomplish the task? Learned
+ * from real episodes (successes and failures), not written per domain.
+ *
+ * Why a separate judge: an experience model that votes the outcome from similar stored
+ * transitions pays for any `put` that resembles an expert's last step, whatever the
+ * episode did before (a `put` of something never taken, of the wrong object, without the
+ * heating the task asks for). RL finds those actions first. Success depends on how the
+ * episode's actions relate to the instruction and to each other, so the judge reads exactly
+ * that: relational facts about the action's arguments (named in the instruction? what the
+ * episode last did with them? did it ever heat, take or place them?) and about the state of
+ * every entity the episode touched, crossed with each other and with the instruction's
+ * words, in a logistic model. The words that matter ("hot", "two", "clean") and the facts
+ * they need are learned from the data.
+ *
+ * Real data never shows what the engine refuses outright (a `put` of something not held is
+ * not admissible, so it never appears), so training adds counterfactual negatives from each
+ * successful final step: the same step with the history's steps on one of its arguments
+ * removed (the precondition not established), and with one argument replaced by another
+ * entity of the episode (the wrong object or receptacle).
+ */
+import type { ParsedAction } from '../adapter.js';
+import type { Step, Task, Trajectory } from '../mdp/schemas.js';
+import { combineHashes, hashText } from '../policy/hashed-features.js';
+import { SeededRandom } from '../random/seeded-random.js';
+import { parseActionByTokens } from './entity-transfer.js';
+
+/** Options of {@link OutcomeJudge.train}. */
+export interface OutcomeJudgeOptions {
+  /** The domain's action grammar (`adapter.parseAction`). Default: actions split by tokens. */
+  parseAction?: (text: string) => ParsedAction;
+  /** log2 of the number of hashed weights. Default 18. */
+  hashBits?: number;
+  /** Passes over the training steps. Default 6. */
+  epochs?: number;
+  /** AdaGrad learning rate. Default 0.2. */
+  learningRate?: number;
+  /** L2 penalty per step on the weights touched. Default 1e-6. */
+  l2?: number;
+  /** Counterfactual negatives per successful final step (history ablation, argument swap). Default true. */
+  counterfactuals?: boolean;
+  /** Probability from which a step is judged to end the episode (or succeed). Default 0.5. */
+  threshold?: number;
+  /** Seeds the order of the training steps. Default 0. */
+  seed?: number;
+}
+
+/** What the judge is asked: the task, the episode so far, and the action taken now. */
+export interface OutcomeQuery {
+  task: Pick<Task, 'instruction'>;
+  history: readonly Pick<Step, 'action'>[];
+  action: string;
+}
+
+/** The judge's verdict on one step. */
+export interface OutcomeVerdict {
+  /** P(the episode ends after this step). */
+  doneProbability: number;
+  /** P(the task is accomplished | the episode ends here). */
+  successProbability: number;
+  /** `doneProbability >= threshold`. */
+  done: boolean;
+  /** `done` and `successProbability >= threshold`. */
+  success: boolean;
+}
+
+/** One labelled training step. */
+interface Example {
+  features: Uint32Array;
+  done: boolean;
+  success: boolean;
+}
+
+/** What the judge was trained on, for logs and reports. */
+export interface OutcomeJudgeSummary {
+  /** Real or offline steps read. */
+  steps: number;
+  /** Of which ended their episode (truncations excluded). */
+  doneSteps: number;
+  /** Of which ended it with success. */
+  successSteps: number;
+  /** Counterfactual negatives added. */
+  counterfactuals: number;
+  /** Trajectories read. */
+  trajectories: number;
+}
+
+const NUMBER = /^\d+$/;
+
+/** Lower-cased words of `text` (letters and digits). */
+function words(text: string): string[] {
+  return text
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((word) => word !== '');
+}
+
+/** The name words of an entity argument (`apple 1` -> `apple`): its words less numbers. */
+function nameOf(argument: string): string {
+  return words(argument)
+    .filter((word) => !NUMBER.test(word))
+    .join(' ');
+}
+
+/** How much of `argument`'s name the instruction mentions: all, part or none of its words. */
+function instructionRelation(argument: string, instruction: ReadonlySet<string>): string {
+  const name = nameOf(argument).split(' ').filter(Boolean);
+  if (name.length === 0) return 'none';
+  const present = name.filter((word) => instruction.has(word)).length;
+  return present === name.length ? 'all' : present === 0 ? 'none' : 'part';
+}
+
+/** A parsed step: its action type and arguments, or undefined outside the grammar. */
+type Parsed = Pick<ParsedAction, 'type' | 'args'> | undefined;
+
+/**
+ * The relational facts of one step (strings; the judge hashes them). Exported for tests and
+ * for reading what the judge sees.
+ */
+export function outcomeFacts(
+  instruction: string,
+  history: readonly Parsed[],
+  action: Parsed,
+): { atoms: string[]; instructionWords: string[] } {
+  const instructionWords = [...new Set(words(instruction).filter((word) => !NUMBER.test(word)))];
+  const present = new Set(instructionWords);
+  const atoms = new Set<string>();
+  if (action === undefined) {
+    atoms.add('a:unparsed');
+    return { atoms: [...atoms], instructionWords };
+  }
+  const v = action.type;
+  atoms.add(`a:${v}`);
+  // What the episode last did with each entity, and everything it ever did with it.
+  const last = new Map<string, string>();
+  const ever = new Map<string, Set<string>>();
+  const byName = new Map<string, Array<{ entity: string; role: string }>>();
+  for (const step of history) {
+    if (step === undefined) continue;
+    step.args.forEach((argument, slot) => {
+      const role = `${step.type}/${slot}`;
+      last.set(argument, role);
+      const roles = ever.get(argument) ?? new Set<string>();
+      roles.add(role);
+      ever.set(argument, roles);
+      const name = nameOf(argument);
+      const seen = byName.get(name) ?? [];
+      seen.push({ entity: argument, role });
+      byName.set(name, seen);
+    });
+  }
+  action.args.forEach((argument, slot) => {
+    const prefix = `a:${v}:${slot}`;
+    atoms.add(`${prefix}:instr=${instructionRelation(argument, present)}`);
+    atoms.add(`${prefix}:last=${last.get(argument) ?? 'none'}`);
+    for (const role of ever.get(argument) ?? []) atoms.add(`${prefix}:ever=${role}`);
+    for (const other of byName.get(nameOf(argument)) ?? []) {
+      if (other.entity !== argument) atoms.add(`${prefix}:other=${other.role}`);
+    }
+  });
+  // The state of every entity the episode touched: its last role, and whether the
+  // instruction names it (holding the task's object; the task's object heated).
+  for (const [entity, role] of last) {
+    const relation = instructionRelation(entity, present);
+    atoms.add(`s:${role}:instr=${relation}`);
+    for (const earlier of ever.get(entity) ?? []) {
+      if (earlier !== role) atoms.add(`s:${role}:was=${earlier}:instr=${relation}`);
+    }
+  }
+  return { atoms: [...atoms], instructionWords };
+}
+
+/** Hashes the atoms, their pairs, and each atom with each instruction word. */
+function hashFeatures(
+  facts: { atoms: string[]; instructionWords: string[] },
+  mask: number,
+): Uint32Array {
+  const atomHashes = facts.atoms.map((atom) => hashText(atom));
+  const wordHashes = facts.instructionWords.map((word) => hashText(word, 0x5bd1e995));
+  const features: number[] = [hashText('bias') & mask];
+  for (let i = 0; i < atomHashes.length; i += 1) {
+    const atom = atomHashes[i]!;
+    features.push(atom & mask);
+    for (let j = i + 1; j < atomHashes.length; j += 1) {
+      // Pairs are unordered: combine the smaller hash first.
+      const other = atomHashes[j]!;
+      features.push(
+        (atom < other ? combineHashes(atom, other) : combineHashes(other, atom)) & mask,
+      );
+    }
+    for (const word of wordHashes) features.push(combineHashes(word, atom) & mask);
+  }
+  return Uint32Array.from(features);
+}
+
+function sigmoid(x: number): number {
+  return x >= 0 ? 1 / (1 + Math.exp(-x)) : Math.exp(x) / (1 + Math.exp(x));
+}
+
+/** A logistic model over hashed features, trained by AdaGrad. */
+class HashedLogistic {
+  readonly weights: Float64Array;
+  private readonly squares: Float64Array;
+
+  constructor(size: number) {
+    this.weights = new Float64Array(size);
+    this.squares = new Float64Array(size).fill(1e-8);
+  }
+
+  probability(features: Uint32Array): number {
+    let sum = 0;
+    for (const index of features) sum += this.weights[index]!;
+    return sigmoid(sum);
+  }
+
+  update(features: Uint32Array, label: boolean, rate: number, l2: number): void {
+    const gradient = this.probability(features) - (label ? 1 : 0);
+    for (const index of features) {
+      const g = gradient + l2 * this.weights[index]!;
+      this.squares[index]! += g * g;
+      this.weights[index]! -= (rate * g) / Math.sqrt(this.squares[index]!);
+    }
+  }
+}
+
+/**
+ * Whether a step ended its episode for a reason other than the step limit. A step marked
+ * `info.truncated` did not end it: the episode was cut off.
+ */
+function endedEpisode(step: Step): boolean {
+  return step.done && step.info?.truncated !== true;
+}
+
+/** The learned outcome judge. */
+export class OutcomeJudge {
+  private readonly done: HashedLogistic;
+  private readonly success: HashedLogistic;
+  /** Whether `success` was trained on both outcomes; else every ended episode's outcome is the one seen. */
+  private readonly successConstant: boolean | undefined;
+  private readonly parse: (text: string) => ParsedAction;
+  private readonly mask: number;
+  private readonly threshold: number;
+  private readonly parsed = new Map<string, Parsed>();
+  /** What the judge was trained on. */
+  readonly summary: OutcomeJudgeSummary;
+
+  private constructor(
+    parts: {
+      done: HashedLogistic;
+      success: HashedLogistic;
+      successConstant: boolean | undefined;
+      parse: (text: string) => ParsedAction;
+      mask: number;
+      threshold: number;
+    },
+    summary: OutcomeJudgeSummary,
+  ) {
+    this.done = parts.done;
+    this.success = parts.success;
+    this.successConstant = parts.successConstant;
+    this.parse = parts.parse;
+    this.mask = parts.mask;
+    this.threshold = parts.threshold;
+    this.summary = summary;
+  }
+
+  /**
+   * Trains a judge on real or offline trajectories (expert demonstrations and exploration;
+   * synthetic trajectories are skipped: their outcomes are a model's guesses). Returns
+   * undefined when the data shows no episode that ended, so there is nothing to learn.
+   */
+  static train(
+    trajectories: readonly Trajectory[],
+    options: OutcomeJudgeOptions = {},
+  ): OutcomeJudge | undefined {
+    const bits = options.hashBits ?? 18;
+    const mask = (1 << bits) - 1;
+    const parse = options.parseAction ?? parseActionByTokens;
+    const memo = new Map<string, Parsed>();
+    const parseRemembered = (text: string): Parsed => {
+      if (!memo.has(text)) {
+        let result: Parsed;
+        try {
+          const { type, args } = parse(text);
+          result = { type, args };
+        } catch {
+          result = undefined;
+        }
+        memo.set(text, result);
+      }
+      return memo.get(text);
+    };
+    const examples: Example[] = [];
+    const summary: OutcomeJudgeSummary = {
+      steps: 0,
+      doneSteps: 0,
+      successSteps: 0,
+      counterfactuals: 0,
+      trajectories: 0,
+    };
+    const random = new SeededRandom(options.seed ?? 0);
+    const add = (
+      instruction: string,
+      history: readonly Parsed[],
+      action: Parsed,
+      done: boolean,
+      success: boolean,
+    ) => {
+      examples.push({
+        features: hashFeatures(outcomeFacts(instruction, history, action), mask),
+        done,
+        success,
+      });
+    };
+    for (const trajectory of trajectories) {
+      if (trajectory.source === 'synthetic') continue;
+      summary.trajectories += 1;
+      const instruction = trajectory.task.instruction;
+      const history: Parsed[] = [];
+      trajectory.steps.forEach((step, index) => {
+        const action = parseRemembered(step.action);
+        const done = endedEpisode(step);
+        const last = index === trajectory.steps.length - 1;
+        const success = done && (step.reward > 0 || (last && trajectory.success));
+        add(instruction, history, action, done, success);
+        summary.steps += 1;
+        if (done) summary.doneSteps += 1;
+        if (success) summary.successSteps += 1;
+        if (success && action !== undefined && options.counterfactuals !== false) {
+          summary.counterfactuals += addCounterfactuals(instruction, history, action, random, add);
+        }
+        history.push(action);
+      });
+    }
+    if (summary.doneSteps === 0) return undefined;
+    const done = new HashedLogistic(1 << bits);
+    const success = new HashedLogistic(1 << bits);
+    const ended = examples.filter((example) => example.done);
+    const outcomes = new Set(ended.map((example) => example.success));
+    const successConstant = outcomes.size === 1 ? [...outcomes][0] : undefined;
+    const rate = options.learningRate ?? 0.2;
+    const l2 = options.l2 ?? 1e-6;
+    const order = examples.map((_, index) => index);
+    for (let epoch = 0; epoch < (options.epochs ?? 6); epoch += 1) {
+      random.shuffle(order);
+      for (const index of order) {
+        const example = examples[index]!;
+        done.update(example.features, example.done, rate, l2);
+        if (example.done && successConstant === undefined)
+          success.update(example.features, example.success, rate, l2);
+      }
+    }
+    return new OutcomeJudge(
+      {
+        done,
+        success,
+        successConstant,
+        parse,
+        mask,
+        threshold: options.threshold ?? 0.5,
+      },
+      summary,
+    );
+  }
+
+  /** Judges one step: does it end the episode, and with success? */
+  judge(query: OutcomeQuery): OutcomeVerdict {
+    const history = query.history.map((step) => this.parseRemembered(step.action));
+    const features = hashFeatures(
+      outcomeFacts(query.task.instruction, history, this.parseRemembered(query.action)),
+      this.mask,
+    );
+    const doneProbability = this.done.probability(features);
+    const successProbability =
+      this.successConstant === undefined
+        ? this.success.probability(features)
+        : this.successConstant
+          ? 1
+          : 0;
+    const done = doneProbability >= this.threshold;
+    return {
+      doneProbability,
+      successProbability,
+      done,
+      success: done && successProbability >= this.threshold,
+    };
+  }
+
+  private parseRemembered(text: string): Parsed {
+    if (!this.parsed.has(text)) {
+      let result: Parsed;
+      try {
+        const { type, args } = this.parse(text);
+        result = { type, args };
+      } catch {
+        result = undefined;
+      }
+      if (this.parsed.size >= 8192) this.parsed.clear();
+      this.parsed.set(text, result);
+    }
+    return this.parsed.get(text);
+  }
+}
+
+/**
+ * Negatives the real engine never shows, made from one successful final step: its history
+ * without one of the steps that acted on two or more entities, one of them an argument of
+ * the step or an entity the instruction names (the object never taken, never heated, the
+ * first of two never placed), and the step with one argument replaced by another entity the
+ * episode acted on (the wrong object or receptacle). Steps on one entity (navigation,
+ * opening) are kept: an expert's path has detours whose removal changes nothing.
+ */
+function addCounterfactuals(
+  instruction: string,
+  history: readonly Parsed[],
+  action: NonNullable<Parsed>,
+  random: SeededRandom,
+  add: (
+    instruction: string,
+    history: readonly Parsed[],
+    action: Parsed,
+    done: boolean,
+    success: boolean,
+  ) => void,
+): number {
+  let added = 0;
+  const present = new Set(words(instruction));
+  const involved = (argument: string) =>
+    action.args.includes(argument) || instructionRelation(argument, present) === 'all';
+  history.forEach((step, index) => {
+    if (step === undefined || step.args.length < 2 || !step.args.some(involved)) return;
+    add(
+      instruction,
+      history.filter((_, other) => other !== index),
+      action,
+      false,
+      false,
+    );
+    added += 1;
+  });
+  const entities = [
+    ...new Set(history.flatMap((step) => (step === undefined ? [] : step.args))),
+  ].filter((entity) => !action.args.includes(entity) && nameOf(entity) !== '');
+  if (entities.length > 0 && action.args.length > 0) {
+    const slot = random.int(action.args.length);
+    const replacement = entities[random.int(entities.length)]!;
+    if (nameOf(replacement) !== nameOf(action.args[slot]!)) {
+      const args = action.args.map((argument, index) => (index === slot ? replacement : argument));
+      add(instruction, history, { type: action.type, args }, false, false);
+      added += 1;
+    }
+  }
+  return added;
+}
