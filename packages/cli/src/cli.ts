@@ -11,6 +11,7 @@ import { dataExploreCommand } from './commands/data-explore.js';
 import { dataRecordCommand } from './commands/data-record.js';
 import { doctorCommand } from './commands/doctor.js';
 import { evalCommand } from './commands/eval.js';
+import { fidelityCommand } from './commands/fidelity.js';
 import { modelPullCommand } from './commands/model-pull.js';
 import { modelServeCommand } from './commands/model-serve.js';
 import { newAdapterCommand } from './commands/new-adapter.js';
@@ -24,6 +25,7 @@ export type { Command, CommandIo } from './command-arguments.js';
 export const COMMANDS: readonly Command[] = [
   trainCommand,
   evalCommand,
+  fidelityCommand,
   reportCommand,
   dataExploreCommand,
   dataExpertCommand,

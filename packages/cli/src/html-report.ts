@@ -118,6 +118,36 @@ function evaluationSeries(run: ReportRun, kind: EvaluationKind): ChartSeries {
   };
 }
 
+/**
+ * A self-contained page around `body` (already escaped HTML): the reports' shared head and
+ * style (tables with right-aligned figures, `.ci` for intervals, `.text` for state texts).
+ */
+export function htmlPage(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>
+  body { font-family: system-ui, sans-serif; margin: 24px auto; max-width: 1180px; color: #222; }
+  h1 { font-size: 22px; } h2 { font-size: 17px; margin-top: 28px; }
+  .charts { display: flex; flex-wrap: wrap; gap: 12px; }
+  .charts svg { border: 1px solid #ddd; background: #fff; }
+  table { border-collapse: collapse; font-size: 14px; }
+  th, td { border: 1px solid #ccc; padding: 4px 10px; text-align: right; }
+  th:first-child { text-align: left; }
+  td.text { text-align: left; white-space: pre-wrap; max-width: 420px; font-size: 12px; }
+  .ci { color: #666; font-size: 12px; }
+  pre { background: #f6f6f6; padding: 8px; overflow: auto; font-size: 12px; }
+</style>
+</head>
+<body>
+${body}</body>
+</html>
+`;
+}
+
 /** Renders the report page for one or more runs (several runs form the ablation table). */
 export function renderReport(runs: ReportRun[], options: { title?: string } = {}): string {
   const title = options.title ?? 'DreamGym training report';
@@ -211,26 +241,9 @@ export function renderReport(runs: ReportRun[], options: { title?: string } = {}
         `<details><summary>${escapeHtml(run.name)} configuration</summary><pre>${escapeHtml(JSON.stringify(run.config, null, 2))}</pre></details>`,
     );
 
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<style>
-  body { font-family: system-ui, sans-serif; margin: 24px auto; max-width: 1180px; color: #222; }
-  h1 { font-size: 22px; } h2 { font-size: 17px; margin-top: 28px; }
-  .charts { display: flex; flex-wrap: wrap; gap: 12px; }
-  .charts svg { border: 1px solid #ddd; background: #fff; }
-  table { border-collapse: collapse; font-size: 14px; }
-  th, td { border: 1px solid #ccc; padding: 4px 10px; text-align: right; }
-  th:first-child { text-align: left; }
-  .ci { color: #666; font-size: 12px; }
-  pre { background: #f6f6f6; padding: 8px; overflow: auto; font-size: 12px; }
-</style>
-</head>
-<body>
-<h1>${escapeHtml(title)}</h1>
+  return htmlPage(
+    title,
+    `<h1>${escapeHtml(title)}</h1>
 <p>${runs.length} run(s): ${runs.map((run) => escapeHtml(run.name)).join(', ')}. Training success is measured on the iteration's rollouts; evaluation curves are dashed.${coinciding}</p>
 <div class="charts">
 ${lineChart({ title: 'Success rate per iteration', xLabel: 'iteration', yLabel: 'success rate', series: successSeries, yRange: [0, 1] })}
@@ -248,7 +261,6 @@ ${rows.join('\n')}
 </table>
 <p class="ci">Brackets: 95% Wilson interval and the number of evaluation episodes. The synthetic-to-real column plays the same policy on the same training tasks in both environments (the gap the paper's Theorem 1 bounds).</p>
 ${configs.join('\n')}
-</body>
-</html>
-`;
+`,
+  );
 }

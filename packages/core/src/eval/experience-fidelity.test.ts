@@ -50,6 +50,9 @@ describe('evaluateExperienceModel', () => {
       terminalAgreement: 0.5,
       terminalRecall: 0,
       terminalPrecision: 0,
+      falseSuccessRate: 0,
+      trueSuccessRecall: 0,
+      realSuccesses: 1,
     });
     expect(report.byActionType.go).toMatchObject({ steps: 1, exactMatch: 1, terminalAgreement: 1 });
     expect(report.byActionType.open).toMatchObject({ steps: 1, exactMatch: 0, rewardAccuracy: 0 });
@@ -72,6 +75,55 @@ describe('evaluateExperienceModel', () => {
     expect(report.overall.exactMatch).toBeGreaterThan(0.85);
     expect(report.overall.terminalAgreement).toBeGreaterThan(0.9);
     expect(Object.keys(report.byActionType).sort()).toEqual(['go', 'open', 'take']);
+  });
+
+  it('counts false successes and recalls true ones, and keeps the worst disagreements', async () => {
+    // Predicts `B`, a successful end, after every action: right after `open`, a false success
+    // after `go` (reality went on to `A`).
+    const eager: ExperienceModel = {
+      id: 'eager',
+      predict: async () => ({
+        reasoning: '',
+        observation: { text: 'B' },
+        reward: 1,
+        done: true,
+        success: true,
+      }),
+    };
+    const report = await evaluateExperienceModel(eager, [trajectory], {
+      adapter,
+      keepDisagreements: 5,
+    });
+    expect(report.overall).toMatchObject({
+      falseSuccessRate: 0.5,
+      trueSuccessRecall: 1,
+      realSuccesses: 1,
+    });
+    expect(report.byActionType.go).toMatchObject({ falseSuccessRate: 1, realSuccesses: 0 });
+    expect(report.byActionType.open).toMatchObject({ falseSuccessRate: 0, trueSuccessRecall: 1 });
+    expect(report.worstDisagreements).toEqual([
+      {
+        kind: 'false-success',
+        trajectoryId: 'hand',
+        taskId: 't',
+        instruction: 'open the door',
+        stepIndex: 0,
+        action: 'go right',
+        actionType: 'go',
+        state: 'S',
+        realNextState: 'A',
+        predictedNextState: 'B',
+        realReward: 0,
+        predictedReward: 1,
+        realDone: false,
+        predictedDone: true,
+        tokenF1: 0,
+      },
+    ]);
+    // Without `keepDisagreements`, none are kept.
+    expect(
+      (await evaluateExperienceModel(eager, [trajectory], { adapter })).worstDisagreements,
+    ).toEqual([]);
   });
 
   it('stops after maxSteps', async () => {

@@ -2,8 +2,10 @@
  * Experience-model fidelity: replays held-out real trajectories step by step with
  * teacher forcing (the real state, action and history at every step) and compares the
  * model's predictions with what really followed: next-state exact match and token F1,
- * reward accuracy and error (estimates of the paper's eps_R = sup |R - R_hat|), and
- * terminal agreement, overall and per action type.
+ * reward accuracy and error (estimates of the paper's eps_R = sup |R - R_hat|), terminal
+ * agreement, and the two figures that say whether the model pays for what reality refuses
+ * (false-success rate, true-success recall), overall and per action type, with the worst
+ * disagreements kept for reading.
  */
 import type { DomainAdapter } from '../adapter.js';
 import type { ExperienceModel } from '../experience/experience-model.js';
@@ -32,15 +34,68 @@ export interface FidelityFigures {
   terminalRecall: number;
   /** Among steps predicted final, the share really final (precision of termination). */
   terminalPrecision: number;
+  /**
+   * Share of steps the model predicts as a successful end (`done` with `success` or a positive
+   * reward) where the real episode did not end successfully there: how often the model pays
+   * for an action reality refuses.
+   */
+  falseSuccessRate: number;
+  /** Among real successful final steps, the share the model also predicts as a successful end. */
+  trueSuccessRecall: number;
+  /** Real successful final steps (the denominator of `trueSuccessRecall`). */
+  realSuccesses: number;
+}
+
+/** Why a step is among the worst disagreements, most serious first. */
+export type DisagreementKind = 'false-success' | 'missed-success' | 'mismatch';
+
+/** One teacher-forced step where the model's prediction and reality part. */
+export interface StepDisagreement {
+  /** `false-success`: predicted a successful end reality did not give; `missed-success`: the reverse; `mismatch`: next state, reward or `done` differ. */
+  kind: DisagreementKind;
+  /** The trajectory the step belongs to. */
+  trajectoryId: string;
+  /** The task's id. */
+  taskId: string;
+  /** The task's instruction. */
+  instruction: string;
+  /** Index t of the step within its trajectory. */
+  stepIndex: number;
+  /** a_t as the model was given it (canonical where the grammar parses it). */
+  action: string;
+  /** `adapter.parseAction(action).type`, `unparsed` outside the grammar. */
+  actionType: string;
+  /** s_t's text. */
+  state: string;
+  /** s_{t+1}'s text as it really was. */
+  realNextState: string;
+  /** s_{t+1}'s text as the model predicted it. */
+  predictedNextState: string;
+  /** r_{t+1} as it really was. */
+  realReward: number;
+  /** r_{t+1} as the model predicted it. */
+  predictedReward: number;
+  /** Whether the episode really ended after the step. */
+  realDone: boolean;
+  /** Whether the model predicted the episode to end. */
+  predictedDone: boolean;
+  /** Token F1 of the predicted against the real next state. */
+  tokenF1: number;
 }
 
 /** The fidelity report: overall and per action type. */
 export interface FidelityReport {
+  /** Every step evaluated. */
   overall: FidelityFigures;
   /** Keyed by `adapter.parseAction(action).type` (`unparsed` for actions outside the grammar). */
   byActionType: Record<string, FidelityFigures>;
   /** Trajectories replayed. */
   trajectories: number;
+  /**
+   * Up to `keepDisagreements` steps where prediction and reality part: false successes first,
+   * then missed successes, then the lowest next-state token F1 (ties in replay order).
+   */
+  worstDisagreements: StepDisagreement[];
 }
 
 /** Options of {@link evaluateExperienceModel}. */
@@ -59,6 +114,8 @@ export interface EvaluateExperienceModelOptions {
   rewardTolerance?: number;
   /** Stop after this many steps (the figures then cover a prefix of the trajectories). */
   maxSteps?: number;
+  /** How many of the worst disagreements the report keeps. Default 0. */
+  keepDisagreements?: number;
   /** Called after each trajectory with steps done so far, for progress output. */
   onProgress?: (stepsDone: number) => void;
 }
@@ -74,6 +131,9 @@ interface Tally {
   realFinal: number;
   predictedFinal: number;
   bothFinal: number;
+  falseSuccess: number;
+  realSuccess: number;
+  bothSuccess: number;
 }
 
 function emptyTally(): Tally {
@@ -88,6 +148,9 @@ function emptyTally(): Tally {
     realFinal: 0,
     predictedFinal: 0,
     bothFinal: 0,
+    falseSuccess: 0,
+    realSuccess: 0,
+    bothSuccess: 0,
   };
 }
 
@@ -107,7 +170,21 @@ function summarizeFidelity(tally: Tally): FidelityFigures {
     terminalAgreement: ratio(tally.terminalAgree, tally.steps),
     terminalRecall: ratio(tally.bothFinal, tally.realFinal),
     terminalPrecision: ratio(tally.bothFinal, tally.predictedFinal),
+    falseSuccessRate: ratio(tally.falseSuccess, tally.steps),
+    trueSuccessRecall: ratio(tally.bothSuccess, tally.realSuccess),
+    realSuccesses: tally.realSuccess,
   };
+}
+
+const KIND_ORDER: Record<DisagreementKind, number> = {
+  'false-success': 0,
+  'missed-success': 1,
+  mismatch: 2,
+};
+
+/** Most serious first: the kind, then the lower next-state F1; a stable sort keeps replay order. */
+function bySeriousness(a: StepDisagreement, b: StepDisagreement): number {
+  return KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || a.tokenF1 - b.tokenF1;
 }
 
 /**
@@ -122,6 +199,8 @@ export async function evaluateExperienceModel(
 ): Promise<FidelityReport> {
   const k = options.retriever ? (options.k ?? 4) : 0;
   const tolerance = options.rewardTolerance ?? 0.5;
+  const keep = options.keepDisagreements ?? 0;
+  const disagreements: StepDisagreement[] = [];
   const overall = emptyTally();
   const byType = new Map<string, Tally>();
   let replayed = 0;
@@ -167,10 +246,17 @@ export async function evaluateExperienceModel(
       const tally = byType.get(type) ?? emptyTally();
       byType.set(type, tally);
       const error = Math.abs(prediction.reward - transition.reward);
+      const exact = exactMatch(prediction.observation.text, transition.nextState.text);
+      const f1 = tokenF1(prediction.observation.text, transition.nextState.text);
+      // Success as the rollout collector judges it: the trajectory's outcome on its final
+      // step (else a positive final reward); the model's `success` flag, else its reward.
+      const realSuccess =
+        transition.done && (transition.trajectorySuccess ?? transition.reward > 0);
+      const predictedSuccess = prediction.done && (prediction.success || prediction.reward > 0);
       for (const target of [overall, tally]) {
         target.steps += 1;
-        if (exactMatch(prediction.observation.text, transition.nextState.text)) target.exact += 1;
-        target.f1 += tokenF1(prediction.observation.text, transition.nextState.text);
+        if (exact) target.exact += 1;
+        target.f1 += f1;
         if (error <= tolerance) target.rewardCorrect += 1;
         target.rewardError += error;
         target.rewardMax = Math.max(target.rewardMax, error);
@@ -178,6 +264,41 @@ export async function evaluateExperienceModel(
         if (transition.done) target.realFinal += 1;
         if (prediction.done) target.predictedFinal += 1;
         if (transition.done && prediction.done) target.bothFinal += 1;
+        if (predictedSuccess && !realSuccess) target.falseSuccess += 1;
+        if (realSuccess) target.realSuccess += 1;
+        if (realSuccess && predictedSuccess) target.bothSuccess += 1;
+      }
+      const kind: DisagreementKind | undefined =
+        predictedSuccess && !realSuccess
+          ? 'false-success'
+          : realSuccess && !predictedSuccess
+            ? 'missed-success'
+            : !exact || error > tolerance || prediction.done !== transition.done
+              ? 'mismatch'
+              : undefined;
+      if (keep > 0 && kind !== undefined) {
+        disagreements.push({
+          kind,
+          trajectoryId,
+          taskId: trajectory.task.id,
+          instruction: trajectory.task.instruction,
+          stepIndex: transition.stepIndex,
+          action,
+          actionType: type,
+          state: transition.state.text,
+          realNextState: transition.nextState.text,
+          predictedNextState: prediction.observation.text,
+          realReward: transition.reward,
+          predictedReward: prediction.reward,
+          realDone: transition.done,
+          predictedDone: prediction.done,
+          tokenF1: f1,
+        });
+        // Trimmed now and then rather than kept whole: a long evaluation has many thousands.
+        if (disagreements.length >= 2 * keep) {
+          disagreements.sort(bySeriousness);
+          disagreements.length = keep;
+        }
       }
     }
     options.onProgress?.(overall.steps);
@@ -186,5 +307,11 @@ export async function evaluateExperienceModel(
   for (const [type, tally] of [...byType.entries()].sort(([a], [b]) => a.localeCompare(b))) {
     byActionType[type] = summarizeFidelity(tally);
   }
-  return { overall: summarizeFidelity(overall), byActionType, trajectories: replayed };
+  disagreements.sort(bySeriousness);
+  return {
+    overall: summarizeFidelity(overall),
+    byActionType,
+    trajectories: replayed,
+    worstDisagreements: disagreements.slice(0, keep),
+  };
 }

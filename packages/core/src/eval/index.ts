@@ -1,9 +1,23 @@
 export {
+  type DisagreementKind,
   type EvaluateExperienceModelOptions,
   evaluateExperienceModel,
   type FidelityFigures,
   type FidelityReport,
+  type StepDisagreement,
 } from './experience-fidelity.js';
+export {
+  measureOnPolicyFidelity,
+  type OnPolicyEpisodePair,
+  type OnPolicyFidelityOptions,
+  type OnPolicyFidelityPhase,
+  type OnPolicyFidelityProgress,
+  type OnPolicyFidelityReport,
+  type ReplayDisagreement,
+  type SuccessEstimate,
+  type SyntheticSuccessPrecision,
+  type SyntheticSuccessReplay,
+} from './on-policy-fidelity.js';
 export {
   evaluatePolicy,
   type PolicyEvaluation,

@@ -608,7 +608,24 @@ export class DreamGymLoop {
   ): Promise<EvaluationMetrics> {
     const { config, components } = this;
     const pool = environment === 'real' ? state.real! : state.synthetic;
+    // A long evaluation (many real games) says how far it is, a line every tenth.
+    let successes = 0;
+    let reported = 0;
+    const onEpisode = (
+      rollout: { success: boolean },
+      { done, total }: { done: number; total: number },
+    ) => {
+      if (rollout.success) successes += 1;
+      const tenth = Math.floor((10 * done) / total);
+      if (total >= 20 && tenth > reported) {
+        reported = tenth;
+        this.log(
+          `${options.label} (${environment}): ${done}/${total} episodes, ${successes} successes`,
+        );
+      }
+    };
     const { metrics } = await evaluatePolicy({
+      onEpisode,
       policy: state.policy,
       environmentFactory: () => pool.lease(),
       environment,

@@ -34,6 +34,7 @@ export {
   DreamGymLoop,
   type DreamGymLoopOptions,
   type DreamGymResult,
+  type StartEvaluation,
   loadRunPolicy,
 } from './dreamgym-loop.js';
 export { EnvironmentPool } from './environment-pool.js';

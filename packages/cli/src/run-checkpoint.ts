@@ -1,0 +1,139 @@
+/**
+ * Reopening a `dreamgym train` run at its latest checkpoint, as `dreamgym eval` and
+ * `dreamgym fidelity` do: its domain (with `--eval-split` and `--eval-tasks`), its policy
+ * with the checkpoint's weights, and, where a synthetic environment is needed, the models of
+ * its `models.json` with the experience the run added to its replay buffer up to that
+ * checkpoint.
+ */
+import { join, resolve } from 'node:path';
+import {
+  type DreamGymConfig,
+  loadRunPolicy,
+  parseDreamGymConfig,
+  type TrainablePolicy,
+} from '@dreamgym/core';
+import {
+  type CommandIo,
+  type FlagValues,
+  fail,
+  integer,
+  readJsonFile,
+} from './command-arguments.js';
+import { type DomainSetup, type DomainSetupOptions, setUpDomain } from './domain-setup.js';
+import type { SelectedModels } from './model-selection.js';
+import { modelSettings, prepareRunModels, readModelFlags, selectRunModels } from './run-models.js';
+import { createRunPolicy, loadLlmPolicyModule, readRunPolicySettings } from './run-policy.js';
+
+/** A run reopened at its latest checkpoint. */
+export interface RunCheckpoint {
+  /** The run folder. */
+  runDirectory: string;
+  /** The run's configuration (`config.json`). */
+  config: DreamGymConfig;
+  /** The run's domain, its evaluation tasks as the flags chose them. */
+  domain: DomainSetup;
+  /** The run's policy with the checkpoint's weights. */
+  policy: TrainablePolicy;
+  /** The checkpoint's name (`iteration-000003`). */
+  checkpoint: string;
+  /** The run's models, when asked for; the replay buffer then holds the run's experience too. */
+  models?: SelectedModels;
+  /** Writes a line to stderr. */
+  log: (message: string) => void;
+}
+
+/** The run folder of `--run-dir`, resolved; fails with `usage` without one. */
+export function runDirectoryFlag(values: FlagValues, io: CommandIo, usage: string): string {
+  if (!values['run-dir']) fail(`--run-dir is required.\n\n${usage}`, '--run-dir');
+  return resolve(io.cwd, values['run-dir'] as string);
+}
+
+/**
+ * Reopens the run in `runDirectory` at its latest checkpoint, runs `body` on it, and frees
+ * the policy and models after. `models: true` builds the run's models (a synthetic
+ * environment needs them; `values` may hold `RUN_MODEL_OVERRIDE_FLAGS`).
+ */
+export async function withRunCheckpoint<T>(
+  runDirectory: string,
+  values: FlagValues,
+  io: CommandIo,
+  options: { models: boolean },
+  body: (run: RunCheckpoint) => Promise<T>,
+): Promise<T> {
+  const setup = (await readJsonFile(
+    join(runDirectory, 'setup.json'),
+    '--run-dir',
+  )) as DomainSetupOptions;
+  const config = parseDreamGymConfig(
+    await readJsonFile(join(runDirectory, 'config.json'), '--run-dir'),
+  );
+  // The run's policy (`policy.json`: linear, or the LLM of `train --policy llm`).
+  const policySettings = await readRunPolicySettings(runDirectory);
+  const llmModule =
+    policySettings.kind === 'llm' ? await loadLlmPolicyModule(policySettings.package) : undefined;
+  const log = (message: string) => io.stderr.write(`${message}\n`);
+  const env = { ...process.env, ...io.env };
+  const selection = options.models
+    ? modelSettings(values, {
+        policy: policySettings.kind,
+        saved: await readModelFlags(runDirectory),
+        runDirectory,
+      }).selection
+    : undefined;
+  const embedder = selection && (await prepareRunModels(selection, { env, cwd: io.cwd }));
+  const domain = await setUpDomain(
+    {
+      ...setup,
+      ...(values['eval-split'] ? { evalSplit: values['eval-split'] as string } : {}),
+      ...(values['eval-tasks']
+        ? { evalTasks: integer(values['eval-tasks'] as string, '--eval-tasks')! }
+        : {}),
+    },
+    log,
+    embedder ? { embedder } : {},
+  );
+  let models: SelectedModels | undefined;
+  try {
+    if (selection) {
+      models = await selectRunModels(selection, domain, { env, cwd: io.cwd, log, embedder });
+      for (const line of models.describe()) {
+        if (line.startsWith('experience model:') || line.startsWith('embedder:')) log(line);
+      }
+    }
+    const runPolicy = await createRunPolicy({
+      settings: policySettings,
+      config,
+      adapter: domain.adapter,
+      runDirectory,
+      ...(llmModule ? { module: llmModule } : {}),
+      env,
+      log,
+    });
+    try {
+      const offline = domain.replayBuffer.size;
+      const { checkpoint, experienceTransitions } = await loadRunPolicy(
+        runDirectory,
+        runPolicy.policy,
+        models ? { replayBuffer: domain.replayBuffer } : {},
+      );
+      if (models) {
+        log(
+          `replay buffer: ${offline} offline transitions + ${experienceTransitions} the run added up to ${checkpoint} (${domain.replayBuffer.size} distinct)`,
+        );
+      }
+      return await body({
+        runDirectory,
+        config,
+        domain,
+        policy: runPolicy.policy,
+        checkpoint,
+        ...(models ? { models } : {}),
+        log,
+      });
+    } finally {
+      await runPolicy.close();
+    }
+  } finally {
+    await models?.dispose();
+  }
+}
