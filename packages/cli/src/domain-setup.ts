@@ -22,6 +22,7 @@ import {
   type Trajectory,
   TrajectorySchema,
   trajectoryToTransitions,
+  WorldMemory,
 } from '@dreamgym/core';
 import { z } from 'zod';
 import { loadDomainAdapter } from './domains.js';
@@ -54,6 +55,12 @@ export const DomainSetupOptionsSchema = z.object({
    * the retrieved neighbours' votes. Default true; `false` is the neighbours' vote alone.
    */
   outcomeJudge: z.boolean().default(true),
+  /**
+   * Answer an action on one entity (`go to shelf 1`) in a task's own world as that world's
+   * offline episodes saw it (`WorldMemory`), before neighbours from other worlds are asked.
+   * Default true.
+   */
+  worldMemory: z.boolean().default(true),
 });
 export type DomainSetupOptions = z.input<typeof DomainSetupOptionsSchema>;
 
@@ -150,12 +157,22 @@ export async function setUpDomain(
   log(
     `${options.domain}: ${seedTasks.length} seed tasks, ${evaluationTasks.length} ${evaluationSplit} tasks, ${replayBuffer.size} offline transitions (${index} index, ${((performance.now() - started) / 1000).toFixed(1)} s)`,
   );
+  const parseAction = (text: string) => adapter.parseAction(text);
+  const worldMemory = options.worldMemory
+    ? WorldMemory.fromTrajectories(trajectories, { parseAction })
+    : undefined;
+  if (worldMemory) {
+    log(
+      `world memory: ${worldMemory.size} first outcomes of one-entity actions in ${worldMemory.worlds} worlds`,
+    );
+  }
   const retrievalModel = new RetrievalExperienceModel({
-    parseAction: (text) => adapter.parseAction(text),
+    parseAction,
     ...(adapter.experienceHints ? { hints: adapter.experienceHints } : {}),
+    ...(worldMemory ? { worldMemory } : {}),
   });
   const outcomeJudge = options.outcomeJudge
-    ? OutcomeJudge.train(trajectories, { parseAction: (text) => adapter.parseAction(text) })
+    ? OutcomeJudge.train(trajectories, { parseAction })
     : undefined;
   if (outcomeJudge) {
     const { steps, doneSteps, successSteps, counterfactuals } = outcomeJudge.summary;

@@ -42,6 +42,28 @@ export interface RunCheckpoint {
   log: (message: string) => void;
 }
 
+/**
+ * `--outcome-judge on|off` and `--world-memory on|off` over the run's set-up: the embedded
+ * experience model's parts, switched to measure a model as it was without them.
+ */
+export function experiencePartFlags(values: FlagValues): {
+  outcomeJudge?: boolean;
+  worldMemory?: boolean;
+} {
+  const parts: { outcomeJudge?: boolean; worldMemory?: boolean } = {};
+  for (const [flag, field] of [
+    ['outcome-judge', 'outcomeJudge'],
+    ['world-memory', 'worldMemory'],
+  ] as const) {
+    const value = values[flag] as string | undefined;
+    if (value === undefined) continue;
+    if (value !== 'on' && value !== 'off')
+      fail(`--${flag} must be on or off, got "${value}".`, `--${flag}`);
+    parts[field] = value === 'on';
+  }
+  return parts;
+}
+
 /** The run folder of `--run-dir`, resolved; fails with `usage` without one. */
 export function runDirectoryFlag(values: FlagValues, io: CommandIo, usage: string): string {
   if (!values['run-dir']) fail(`--run-dir is required.\n\n${usage}`, '--run-dir');
@@ -88,6 +110,7 @@ export async function withRunCheckpoint<T>(
       ...(values['eval-tasks']
         ? { evalTasks: integer(values['eval-tasks'] as string, '--eval-tasks')! }
         : {}),
+      ...experiencePartFlags(values),
     },
     log,
     embedder ? { embedder } : {},

@@ -32,6 +32,10 @@ const FIDELITY_USAGE = `Usage: dreamgym fidelity --run-dir DIR [options]
   --eval-tasks N             the first N tasks of the split (default the run's)
   --max-steps N  --seed N    step limit (default the run's) and seed
   --sample                   sample actions instead of taking the most likely one
+  --outcome-judge on|off     outcomes by the learned judge (default: as the run was trained)
+                             or by the experience model alone
+  --world-memory on|off      one-entity actions answered from the task's own world's data
+                             (default: as the run was trained), or by neighbours alone
   --out FILE.json            the report (default DIR/fidelity.json)
   --html FILE.html           the page (default DIR/fidelity.html)
 
@@ -214,6 +218,8 @@ async function fidelity(args: string[], io: CommandIo): Promise<number> {
       'max-steps': { type: 'string' },
       seed: { type: 'string' },
       sample: { type: 'boolean' },
+      'outcome-judge': { type: 'string' },
+      'world-memory': { type: 'string' },
       out: { type: 'string' },
       html: { type: 'string' },
       ...RUN_MODEL_OVERRIDE_FLAGS,

@@ -62,6 +62,10 @@ Domain and data:
   --eval-split NAME          split of the evaluation tasks (default: the adapter's, e.g. valid_seen)
   --eval-tasks N             evaluation tasks: the first N of the split (default all)
   --index auto|flat|hnsw     replay-buffer index (default auto)
+  --no-outcome-judge         the experience model's own outcomes instead of the judge learned
+                             from the offline successes and failures
+  --no-world-memory          next states from neighbours only, not from what the task's own
+                             world's offline episodes saw
 
 Run:
   --config FILE              JSON file with the loop configuration (any field of DreamGymConfig)
@@ -136,6 +140,8 @@ const TRAIN_OPTIONS: FlagSpecs = {
   'eval-split': { type: 'string' },
   'eval-tasks': { type: 'string' },
   index: { type: 'string' },
+  'no-outcome-judge': { type: 'boolean' },
+  'no-world-memory': { type: 'boolean' },
   config: { type: 'string' },
   'run-dir': { type: 'string' },
   resume: { type: 'boolean' },
@@ -258,6 +264,8 @@ function trainSettings(
     ...(string('eval-split') ? { evalSplit: string('eval-split')! } : {}),
     ...(string('eval-tasks') ? { evalTasks: integer(string('eval-tasks'), '--eval-tasks')! } : {}),
     ...(string('index') ? { index: string('index') as 'auto' } : {}),
+    ...(values['no-outcome-judge'] ? { outcomeJudge: false } : {}),
+    ...(values['no-world-memory'] ? { worldMemory: false } : {}),
   };
   const checked = DomainSetupOptionsSchema.safeParse(setup);
   if (!checked.success) {

@@ -3,10 +3,12 @@
  * the domain adapter's `mutateTask` (other entities, rooms, constraints), de-duplicated
  * against the pool.
  */
+
 import type { DomainAdapter } from '../adapter.js';
 import { ConfigError } from '../errors.js';
 import { formatFieldPath } from '../mdp/jsonl.js';
 import { type Task, TaskSchema } from '../mdp/schemas.js';
+import { worldOf } from '../mdp/task-world.js';
 import type { EmbeddingModel } from '../models/embedding-model.js';
 import { TaskDeduplicator } from './task-deduplicator.js';
 import {
@@ -94,6 +96,8 @@ export class MutationTaskGenerator implements TaskGenerator {
     const result = TaskSchema.safeParse({
       ...mutated,
       id,
+      // A mutation keeps the parent's room and objects: the same world (`WorldMemory`).
+      meta: { ...mutated.meta, world: worldOf(parent) },
       domain: parent.domain,
       origin: 'generated',
       parentId: parent.id,

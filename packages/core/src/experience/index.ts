@@ -81,3 +81,4 @@ export {
   type SyntheticEnvironmentOptions,
   type WritableTransitionStore,
 } from './synthetic-environment.js';
+export { WorldMemory, type WorldMemoryOptions } from './world-memory.js';

@@ -299,6 +299,10 @@ export class OutcomeJudge {
       trajectories: 0,
     };
     const random = new SeededRandom(options.seed ?? 0);
+    /** Successful final steps, the seeds of the counterfactual negatives. */
+    const finals: Final[] = [];
+    /** A few actions of each type in the data, to stand in for a final step. */
+    const actionsByType = new Map<string, NonNullable<Parsed>[]>();
     const add = (
       instruction: string,
       history: readonly Parsed[],
@@ -326,11 +330,21 @@ export class OutcomeJudge {
         summary.steps += 1;
         if (done) summary.doneSteps += 1;
         if (success) summary.successSteps += 1;
-        if (success && action !== undefined && options.counterfactuals !== false) {
-          summary.counterfactuals += addCounterfactuals(instruction, history, action, random, add);
+        if (success && action !== undefined)
+          finals.push({ instruction, history: [...history], action });
+        if (action !== undefined) {
+          const examples = actionsByType.get(action.type) ?? [];
+          if (examples.length < 64) examples.push(action);
+          actionsByType.set(action.type, examples);
         }
         history.push(action);
       });
+    }
+    if (options.counterfactuals !== false) {
+      const others = [...actionsByType.values()];
+      for (const final of finals) {
+        summary.counterfactuals += addCounterfactuals(final, others, random, add);
+      }
     }
     if (summary.doneSteps === 0) return undefined;
     const done = new HashedLogistic(1 << bits);
@@ -402,18 +416,28 @@ export class OutcomeJudge {
   }
 }
 
+/** A successful final step: the instruction, the history before it, and its action. */
+interface Final {
+  instruction: string;
+  history: Parsed[];
+  action: NonNullable<Parsed>;
+}
+
 /**
- * Negatives the real engine never shows, made from one successful final step: its history
- * without one of the steps that acted on two or more entities, one of them an argument of
- * the step or an entity the instruction names (the object never taken, never heated, the
- * first of two never placed), and the step with one argument replaced by another entity the
- * episode acted on (the wrong object or receptacle). Steps on one entity (navigation,
- * opening) are kept: an expert's path has detours whose removal changes nothing.
+ * Negatives the real engine never shows, made from one successful final step:
+ * - its history without one of the steps that acted on two or more entities, one of them an
+ *   argument of the step or an entity the instruction names (the object never taken, never
+ *   heated, the first of two never placed). Steps on one entity (navigation, opening) are
+ *   kept: an expert's path has detours whose removal changes nothing;
+ * - the step with one argument replaced by another entity the episode acted on (the wrong
+ *   object or receptacle);
+ * - each other type of action in its place (from `others`, actions of the data grouped by
+ *   type): what the episode did before makes no success by itself, only the right act does;
+ * - an entity the instruction names swapped, in the whole episode, for one it does not name.
  */
 function addCounterfactuals(
-  instruction: string,
-  history: readonly Parsed[],
-  action: NonNullable<Parsed>,
+  final: Final,
+  others: readonly (readonly NonNullable<Parsed>[])[],
   random: SeededRandom,
   add: (
     instruction: string,
@@ -423,6 +447,7 @@ function addCounterfactuals(
     success: boolean,
   ) => void,
 ): number {
+  const { instruction, history, action } = final;
   let added = 0;
   const present = new Set(words(instruction));
   const involved = (argument: string) =>
@@ -449,6 +474,30 @@ function addCounterfactuals(
       add(instruction, history, { type: action.type, args }, false, false);
       added += 1;
     }
+  }
+  for (const examples of others) {
+    if (examples[0]!.type === action.type) continue;
+    add(instruction, history, examples[random.int(examples.length)]!, false, false);
+    added += 1;
+  }
+  // The object the instruction names swapped for another throughout the episode: the same
+  // acts on the wrong object (`take keychain 2`, then the lamp, for "look at creditcard").
+  const named = [
+    ...new Set([...history.flatMap((step) => step?.args ?? []), ...action.args]),
+  ].filter((entity) => instructionRelation(entity, present) === 'all');
+  const strangers = others
+    .flatMap((examples) => examples.flatMap((example) => example.args))
+    .filter((entity) => nameOf(entity) !== '' && instructionRelation(entity, present) === 'none');
+  if (named.length > 0 && strangers.length > 0) {
+    const from = named[random.int(named.length)]!;
+    const to = strangers[random.int(strangers.length)]!;
+    const rename = (step: Parsed): Parsed =>
+      step && {
+        type: step.type,
+        args: step.args.map((argument) => (argument === from ? to : argument)),
+      };
+    add(instruction, history.map(rename), rename(action), false, false);
+    added += 1;
   }
   return added;
 }

@@ -26,6 +26,7 @@ import {
   type RewardRuleInput,
   RewardRuleSchema,
 } from './outcome-reward.js';
+import type { WorldMemory } from './world-memory.js';
 
 /** Options of {@link RetrievalExperienceModel}. */
 export interface RetrievalExperienceModelOptions {
@@ -60,6 +61,12 @@ export interface RetrievalExperienceModelOptions {
    * object the task never mentions), their weak votes lose to it. Default 0.25.
    */
   terminalPrior?: number;
+  /**
+   * What the offline data saw of each task's own world (`WorldMemory.fromTrajectories`): an
+   * action on one entity that this world's data took answers as it did there, before any
+   * neighbour from another world is asked. The episode's own history still comes first.
+   */
+  worldMemory?: WorldMemory;
   /** Identifies the model. Default `retrieval`. */
   id?: string;
   /**
@@ -152,6 +159,7 @@ export class RetrievalExperienceModel implements ExperienceModel {
   private readonly terminalPrior: number;
   private readonly temperature: number;
   private readonly timings: RetrievalModelTimings | undefined;
+  private readonly worldMemory: WorldMemory | undefined;
   /**
    * Parses remembered by action text (a thrown error too): one step parses the current
    * action once per neighbour and per history step, and the same neighbours recur.
@@ -193,6 +201,7 @@ export class RetrievalExperienceModel implements ExperienceModel {
     this.terminalPrior = options.terminalPrior ?? 0.25;
     this.temperature = options.temperature ?? 0.02;
     this.timings = options.timings;
+    this.worldMemory = options.worldMemory;
     if (!(this.temperature > 0)) {
       throw new ConfigError(
         `RetrievalExperienceModel: temperature must be positive, got ${this.temperature}.`,
@@ -284,7 +293,11 @@ export class RetrievalExperienceModel implements ExperienceModel {
       if (!best || candidate.weight > best.weight) best = candidate;
     }
     const noEffect = this.hints.noEffectObservations?.[0] ?? 'Nothing happens.';
-    const text = recollection?.text ?? best?.text ?? noEffect;
+    const remembered =
+      recollection === undefined
+        ? this.worldMemory?.recall(input.task, input.history, input.action)
+        : undefined;
+    const text = recollection?.text ?? remembered ?? best?.text ?? noEffect;
 
     // Termination and success: the real or offline neighbours that lead to the predicted next state vote
     // (so the outcome agrees with the state: "The door is locked." never ends in success),
@@ -320,9 +333,11 @@ export class RetrievalExperienceModel implements ExperienceModel {
 
     const reasoning = recollection
       ? `The episode already showed this (step ${recollection.fromStep + 1})${recollection.edits.length > 0 ? `, updated by ${recollection.edits.join(', ')}` : ''}.`
-      : best
-        ? `${best.demoIds.length} of ${aligned.length} aligned neighbours (of ${input.demos.length} retrieved) lead here; nearest: ${best.demoIds[0]}.`
-        : `No retrieved transition matches "${input.action}"; assuming it has no effect.`;
+      : remembered !== undefined
+        ? "This world's own offline episodes saw this."
+        : best
+          ? `${best.demoIds.length} of ${aligned.length} aligned neighbours (of ${input.demos.length} retrieved) lead here; nearest: ${best.demoIds[0]}.`
+          : `No retrieved transition matches "${input.action}"; assuming it has no effect.`;
     lap('voting');
     if (timings) timings.calls += 1;
     return {
@@ -330,7 +345,13 @@ export class RetrievalExperienceModel implements ExperienceModel {
       observation: { text },
       ...outcome,
       info: {
-        predictedBy: recollection ? 'history' : best ? 'neighbours' : 'default',
+        predictedBy: recollection
+          ? 'history'
+          : remembered !== undefined
+            ? 'world'
+            : best
+              ? 'neighbours'
+              : 'default',
         supportingDemoIds: best?.demoIds ?? [],
         doneProbability: total > 0 ? doneWeight / (total + this.terminalPrior) : 0,
       },

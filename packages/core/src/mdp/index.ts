@@ -27,4 +27,5 @@ export {
   type Transition,
   TransitionSchema,
 } from './schemas.js';
+export { worldOf } from './task-world.js';
 export { trajectoryToTransitions } from './transitions.js';

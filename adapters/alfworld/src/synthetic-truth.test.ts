@@ -1,5 +1,6 @@
 /**
- * The learned outcome judge on real ALFWorld data: trained on the expert trajectories of 80%
+ * Synthetic experience that tells the truth, on real ALFWorld data. The world memory answers
+ * a place in a game as that game's own episodes saw it. The learned outcome judge: trained on the expert trajectories of 80%
  * of the train games, it must refuse the exploits RL found in the retrieval model's votes (a
  * `put` of the wrong object, of something never taken, without the preparation the task
  * asks for, a lamp used with nothing in hand) and keep paying the held-out games' real final
@@ -15,6 +16,7 @@ import {
   SyntheticEnvironment,
   type Trajectory,
   trajectoryToTransitions,
+  WorldMemory,
 } from '@dreamgym/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAlfworldAction } from './action-grammar.js';
@@ -248,5 +250,56 @@ describe('OutcomeJudge on ALFWorld', () => {
     ]);
     expect(right.at(-1)).toMatchObject({ reward: 1, done: true });
     expect(right.at(-1)!.info.experienceModel).toBe('retrieval+judge');
+  });
+});
+
+describe('WorldMemory on ALFWorld', () => {
+  it("answers a held-out game's places as its own expert saw them, where neighbours answer from other games", async () => {
+    const { heldOut, buffer } = await load();
+    const memory = WorldMemory.fromTrajectories(heldOut, { parseAction: parseAlfworldAction });
+    const plain = new RetrievalExperienceModel({
+      parseAction: parseAlfworldAction,
+      hints: alfworldExperienceHints,
+    });
+    const grounded = new RetrievalExperienceModel({
+      parseAction: parseAlfworldAction,
+      hints: alfworldExperienceHints,
+      worldMemory: memory,
+    });
+    let visits = 0;
+    let plainRight = 0;
+    let groundedRight = 0;
+    // The first visit of each place by the first 40 held-out games: the buffer holds none of them.
+    for (const trajectory of heldOut.slice(0, 40)) {
+      const seen = new Set<string>();
+      for (const [index, step] of trajectory.steps.entries()) {
+        if (!step.action.startsWith('go to ') || seen.has(step.action)) continue;
+        seen.add(step.action);
+        const truth = (trajectory.steps[index + 1]?.observation ?? trajectory.finalObservation)!
+          .text;
+        const input = {
+          task: trajectory.task,
+          history: [],
+          state: step.observation,
+          action: step.action,
+          demos: await buffer.search(
+            {
+              state: step.observation,
+              action: step.action,
+              instruction: trajectory.task.instruction,
+            },
+            8,
+          ),
+        };
+        visits += 1;
+        if ((await plain.predict(input)).observation.text === truth) plainRight += 1;
+        if ((await grounded.predict(input)).observation.text === truth) groundedRight += 1;
+      }
+    }
+    console.info(
+      `first visits of ${visits} places in 40 held-out games: neighbours right ${plainRight}, world memory right ${groundedRight}`,
+    );
+    expect(groundedRight).toBe(visits);
+    expect(plainRight).toBeLessThan(0.5 * visits);
   });
 });
