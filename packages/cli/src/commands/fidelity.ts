@@ -30,6 +30,8 @@ const FIDELITY_USAGE = `Usage: dreamgym fidelity --run-dir DIR [options]
                              and the run's experience model are measured)
   --eval-split NAME          split of the tasks, e.g. train or valid_seen (default the run's)
   --eval-tasks N             the first N tasks of the split (default the run's)
+  --sample-tasks N           a seeded sample of N tasks of the split instead (splits are
+                             often ordered by task type: a prefix covers one type)
   --max-steps N  --seed N    step limit (default the run's) and seed
   --sample                   sample actions instead of taking the most likely one
   --outcome-judge on|off     outcomes by the learned judge (default: as the run was trained)
@@ -215,6 +217,7 @@ async function fidelity(args: string[], io: CommandIo): Promise<number> {
       'run-dir': { type: 'string' },
       'eval-split': { type: 'string' },
       'eval-tasks': { type: 'string' },
+      'sample-tasks': { type: 'string' },
       'max-steps': { type: 'string' },
       seed: { type: 'string' },
       sample: { type: 'boolean' },
@@ -250,12 +253,20 @@ async function fidelity(args: string[], io: CommandIo): Promise<number> {
       const maxSteps = maxStepsFlag ?? config.maxSteps;
       const k = config.retrieval.enabled ? config.retrieval.k : 0;
       const experienceModel = models!.experienceModel;
+      const sample = integer(values['sample-tasks'], '--sample-tasks');
+      const tasks =
+        sample === undefined
+          ? domain.evaluationTasks
+          : new SeededRandom(seedFlag ?? config.seed)
+              .fork('fidelity-tasks')
+              .shuffle([...domain.evaluationTasks])
+              .slice(0, sample);
       log(
-        `measuring checkpoint ${checkpoint} on ${domain.evaluationTasks.length} ${domain.evaluationSplit} tasks: synthetic, real, replays of synthetic successes, teacher-forced real steps...`,
+        `measuring checkpoint ${checkpoint} on ${tasks.length} ${domain.evaluationSplit} tasks: synthetic, real, replays of synthetic successes, teacher-forced real steps...`,
       );
       const report = await measureOnPolicyFidelity({
         policy,
-        tasks: domain.evaluationTasks,
+        tasks,
         adapter: domain.adapter,
         // The synthetic environment the run trained in, as the loop builds it.
         syntheticEnvironment: () =>

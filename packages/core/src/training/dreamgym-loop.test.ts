@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -168,6 +168,52 @@ describe('DreamGymLoop on the corridor with the embedded defaults', () => {
       .catch((thrown: unknown) => thrown);
     expect(CheckpointError.isInstance(error)).toBe(true);
     expect((error as Error).message).toMatch(/linear-softmax-policy\.bin is corrupt/);
+  });
+});
+
+describe('DreamGymLoop: the starting policy', () => {
+  it('evaluates the cloned policy before RL, keeps it across a resume, and measures the gap on one task sample', async () => {
+    const run = join(directory, 'run');
+    const config: DreamGymConfigInput = {
+      iterations: 2,
+      warmStart: { behaviourCloning: {} },
+      evaluation: {
+        every: 1,
+        environments: ['real'],
+        modes: ['greedy'],
+        gapTasks: 3,
+        atStart: true,
+      },
+      simToReal: { realTransitionBudget: 0 },
+    };
+    const result = await (await corridorLoop(run, {}, config)).run();
+    const saved = JSON.parse(await readFile(join(run, 'start-evaluation.json'), 'utf8'));
+    expect(result.start).toEqual(saved);
+    expect(saved.evaluations).toHaveLength(1);
+    expect(saved.evaluations[0]).toMatchObject({ environment: 'real', mode: 'greedy' });
+    expect(saved.syntheticToRealGap.tasks).toBe(3);
+    // Measured after cloning: the start evaluation is written after the warm start's record.
+    expect(result.warmStart).toBeDefined();
+    expect((await stat(join(run, 'start-evaluation.json'))).mtimeMs).toBeGreaterThanOrEqual(
+      (await stat(join(run, 'warm-start.json'))).mtimeMs,
+    );
+    const resumed = await (await corridorLoop(run, {}, config)).run({ resume: true });
+    expect(resumed.start).toEqual(saved);
+  });
+
+  it('keeps a warm start with no iterations as checkpoint 0, so eval and fidelity can measure it', async () => {
+    const run = join(directory, 'run');
+    const config: DreamGymConfigInput = {
+      iterations: 0,
+      warmStart: { behaviourCloning: { epochs: 2 } },
+      evaluation: { every: 0, environments: ['real'], modes: ['greedy'] },
+      simToReal: { realTransitionBudget: 0 },
+    };
+    await (await corridorLoop(run, {}, config)).run();
+    const policy = createLinearSoftmaxPolicy(
+      parseDreamGymConfig({ ...corridorLoopConfig, ...config }),
+    );
+    expect((await loadRunPolicy(run, policy)).checkpoint).toBe('iteration-000000');
   });
 });
 

@@ -395,8 +395,10 @@ export class DreamGymLoop {
     let finalEvaluations: EvaluationMetrics[] = metrics.at(-1)?.evaluations ?? [];
     try {
       if (this.plannedIterations() === 0) {
-        // Nothing to train (a warm start alone): evaluate the policy as it stands.
-        finalEvaluations = await this.evaluate(state, 0);
+        // Nothing to train (a warm start alone): evaluate the policy as it stands, and keep
+        // it as checkpoint 0 so that `eval` and `fidelity` can measure the starting policy.
+        finalEvaluations = start?.evaluations ?? (await this.evaluate(state, 0));
+        if (!checkpoint) await this.saveCheckpoint(state);
       }
       const synthetic = this.createTrainer(state, 'synthetic', () => state.synthetic.lease());
       while (counters.iteration < config.iterations) {
@@ -648,8 +650,10 @@ export class DreamGymLoop {
   ): Promise<SyntheticToRealGap | undefined> {
     const { gapTasks, modes } = this.config.evaluation;
     if (gapTasks === 0 || !state.real) return undefined;
-    const tasks = state.random
-      .fork(`gap-tasks:${iterationNumber}`)
+    // One sample for the whole run (from the seed, not the run's advancing state), so that
+    // the gaps before, during and after training are measured on the same tasks.
+    const tasks = new SeededRandom(this.config.seed)
+      .fork('gap-tasks')
       .shuffle([...this.components.seedTasks])
       .slice(0, gapTasks);
     const options = {
