@@ -12,10 +12,22 @@ import {
   integer,
   parseFlags,
 } from '../command-arguments.js';
+import { adapterFactoryName } from '../domains.js';
+import { reportEpisodes } from '../progress.js';
 
 const EXPLORE_USAGE = `Usage: dreamgym data explore --domain NAME --out FILE [options]
 
-  --data DIR  --episodes N  --epsilon X  --random-share X  --seed N  --max-steps N  --append`;
+  --data DIR              data folder (default $DREAMGYM_DATA_DIR/<domain>)
+  --episodes N            episodes to play (default 100)
+  --random-share X        share of random episodes; the others are expert-based (default 0.5)
+  --expert-policy NAME    perturbed (default): replayed expert commands with one perturbation
+                          per episode; planner: epsilon-expert on the PDDL planner (slow)
+  --perturbations LIST    perturbed-expert kinds, comma-separated (default skip,epsilon,prefix)
+  --epsilon X             random-command probability of epsilon episodes (default 0.3)
+  --seed N                seed of the policies and of the game order (default 0)
+  --max-steps N           step limit; a cut episode ends with truncated (default 50)
+  --concurrency N         episodes at once, one engine server each (default 1)
+  --append                append to --out instead of replacing it`;
 
 async function explore(args: string[], io: CommandIo): Promise<number> {
   const values = parseFlags(
@@ -27,6 +39,9 @@ async function explore(args: string[], io: CommandIo): Promise<number> {
       episodes: { type: 'string' },
       epsilon: { type: 'string' },
       'random-share': { type: 'string' },
+      'expert-policy': { type: 'string' },
+      perturbations: { type: 'string' },
+      concurrency: { type: 'string' },
       seed: { type: 'string' },
       'max-steps': { type: 'string' },
       append: { type: 'boolean' },
@@ -42,13 +57,14 @@ async function explore(args: string[], io: CommandIo): Promise<number> {
   if (!values.out) fail(`--out FILE is required.\n\n${EXPLORE_USAGE}`, '--out');
   const data = (values.data as string | undefined) ?? defaultDataDirectory(domain, io);
   if (!data) fail(`--data DIR is required, or set DREAMGYM_DATA_DIR.`, '--data');
-  const exportName = `explore${domain[0]!.toUpperCase()}${domain.slice(1)}`;
+  const exportName = adapterFactoryName(domain).replace(/^create(.*)Adapter$/, 'explore$1');
   const module = (await import(`@dreamgym/${domain}`).catch(() =>
     fail(`Unknown domain "${domain}": @dreamgym/${domain} is not installed.`, '--domain'),
   )) as Record<string, unknown>;
   const explore = module[exportName];
   if (typeof explore !== 'function')
     fail(`@dreamgym/${domain} has no exploration (${exportName}).`, '--domain');
+  const report = reportEpisodes('exploration', io.stderr);
   const summary = await (
     explore as (options: Record<string, unknown>) => Promise<Record<string, unknown>>
   )({
@@ -64,6 +80,20 @@ async function explore(args: string[], io: CommandIo): Promise<number> {
     ...(values['max-steps']
       ? { maxSteps: integer(values['max-steps'] as string, '--max-steps') }
       : {}),
+    ...(values['expert-policy'] ? { expertPolicy: values['expert-policy'] } : {}),
+    ...(values.perturbations
+      ? {
+          perturbations: (values.perturbations as string)
+            .split(',')
+            .map((kind) => kind.trim())
+            .filter(Boolean),
+        }
+      : {}),
+    ...(values.concurrency
+      ? { concurrency: integer(values.concurrency as string, '--concurrency') }
+      : {}),
+    onEpisode: (progress: { success: boolean; completed: number; total: number }) =>
+      report(progress, { done: progress.completed, total: progress.total }),
   });
   io.stdout.write(`${JSON.stringify(summary)}\n`);
   return 0;
