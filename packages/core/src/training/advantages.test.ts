@@ -6,6 +6,7 @@ import {
   gaeAdvantages,
   groupNormalizedAdvantages,
   grpoAdvantages,
+  weighEpisodesAlike,
   whiten,
 } from './advantages.js';
 
@@ -111,5 +112,17 @@ describe('returns and GAE', () => {
     expect(white[0]).toBeCloseTo(-1, 6);
     expect(white[1]).toBeCloseTo(1, 6);
     expect(whiten([5, 5])).toEqual([0, 0]);
+  });
+});
+
+describe('weighEpisodesAlike', () => {
+  it('gives every episode the same total weight, at the batch scale', () => {
+    // Mean length 20: +1 over 10 steps -> +2 a step (20 in all); -1 over 30 -> -2/3 (-20).
+    const weighted = weighEpisodesAlike([1, -1], [10, 30]);
+    expect(weighted[0]).toBeCloseTo(2, 12);
+    expect(weighted[1]).toBeCloseTo(-2 / 3, 12);
+    expect(weighted[0]! * 10 + weighted[1]! * 30).toBeCloseTo(0, 12);
+    expect(weighEpisodesAlike([], [])).toEqual([]);
+    expect(() => weighEpisodesAlike([1], [])).toThrow(/differ in length/);
   });
 });

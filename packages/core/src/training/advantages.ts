@@ -170,3 +170,26 @@ export function whiten(values: readonly number[], epsilon = 1e-8): number[] {
   const std = Math.sqrt(variance);
   return values.map((value) => (value - mean) / (std + epsilon));
 }
+
+/**
+ * Spreads each episode's advantage over its steps so that every episode weighs alike in a
+ * step-mean loss: `advantage * meanLength / length` (the batch's mean length keeps the overall
+ * scale). A 10-step episode at +1 and a 30-step one at -1 (mean length 20) become +2 and
+ * -2/3 per step: 20 and -20 summed over their steps.
+ */
+export function weighEpisodesAlike(
+  advantages: readonly number[],
+  lengths: readonly number[],
+): number[] {
+  if (advantages.length !== lengths.length) {
+    throw new InvalidArgumentError(
+      `advantages (${advantages.length}) and lengths (${lengths.length}) differ in length.`,
+      { argument: 'lengths' },
+    );
+  }
+  if (lengths.length === 0) return [];
+  const meanLength = lengths.reduce((sum, length) => sum + length, 0) / lengths.length;
+  return advantages.map(
+    (advantage, index) => (advantage * meanLength) / Math.max(1, lengths[index]!),
+  );
+}

@@ -61,11 +61,23 @@ export const DreamGymConfigSchema = z.object({
       learningRate: z.number().positive().optional(),
       maxGradNorm: z.number().positive().default(1),
       loss: PpoLossConfigSchema,
+      /**
+       * GRPO: how episodes weigh in the update: `step` (every step once, the default) or
+       * `episode` (every episode alike, its advantage spread over its steps).
+       */
+      episodeWeighting: z.enum(['step', 'episode']).default('step'),
       /** PPO: discount and GAE lambda. */
       gamma: z.number().min(0).max(1).default(0.99),
       gaeLambda: z.number().min(0).max(1).default(0.95),
     })
-    .default({ epochs: 1, maxGradNorm: 1, loss: {}, gamma: 0.99, gaeLambda: 0.95 }),
+    .default({
+      epochs: 1,
+      maxGradNorm: 1,
+      loss: {},
+      episodeWeighting: 'step',
+      gamma: 0.99,
+      gaeLambda: 0.95,
+    }),
   /** The embedded policy's size and optimiser (`createLinearSoftmaxPolicy`). */
   policy: z
     .object({

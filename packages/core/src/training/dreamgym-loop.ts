@@ -561,6 +561,7 @@ export class DreamGymLoop {
     return new GrpoTrainer({
       ...common,
       estimator: config.algorithm === 'dr-grpo' ? 'dr-grpo' : 'grpo',
+      episodeWeighting: config.trainer.episodeWeighting,
     });
   }
 

@@ -3,7 +3,7 @@
  * iteration; an episode's reward is normalised within its group (GRPO) or only centred
  * (Dr.GRPO) and broadcast to every step of the episode; no value function.
  */
-import { broadcastToSteps, groupNormalizedAdvantages } from './advantages.js';
+import { broadcastToSteps, groupNormalizedAdvantages, weighEpisodesAlike } from './advantages.js';
 import {
   type AdvantageEstimate,
   PolicyGradientTrainer,
@@ -18,17 +18,28 @@ export interface GrpoTrainerOptions extends PolicyGradientTrainerOptions {
   estimator?: 'grpo' | 'dr-grpo';
   /** Added to the group std. Default 1e-6. */
   epsilon?: number;
+  /**
+   * How episodes weigh in the update. `step` (default): every step counts once, so a long
+   * episode weighs as much as its length (the token-mean of most GRPO code). `episode`: each
+   * episode's steps share its advantage in proportion 1/length (scaled by the batch's mean
+   * length), so every episode weighs the same; in agent tasks, where failures run to the step
+   * limit and successes end early, `step` lets the failures' push-down on the actions both
+   * share outweigh the success's push-up, and the policy drifts towards random.
+   */
+  episodeWeighting?: 'step' | 'episode';
 }
 
 /** GRPO (or Dr.GRPO) over groups of rollouts per task. */
 export class GrpoTrainer extends PolicyGradientTrainer {
   private readonly estimator: 'grpo' | 'dr-grpo';
   private readonly epsilon: number;
+  private readonly episodeWeighting: 'step' | 'episode';
 
   constructor(options: GrpoTrainerOptions) {
     super(options, 8);
     this.estimator = options.estimator ?? 'grpo';
     this.epsilon = options.epsilon ?? 1e-6;
+    this.episodeWeighting = options.episodeWeighting ?? 'step';
   }
 
   protected estimateAdvantages(
@@ -40,11 +51,11 @@ export class GrpoTrainer extends PolicyGradientTrainer {
       rollouts.map((rollout) => rollout.groupId),
       { normalizeByStd: this.estimator === 'grpo', epsilon: this.epsilon },
     );
-    return {
-      advantages: broadcastToSteps(
-        episodeAdvantages,
-        rollouts.map((rollout) => rollout.steps.length),
-      ),
-    };
+    const lengths = rollouts.map((rollout) => rollout.steps.length);
+    const weighted =
+      this.episodeWeighting === 'episode'
+        ? weighEpisodesAlike(episodeAdvantages, lengths)
+        : episodeAdvantages;
+    return { advantages: broadcastToSteps(weighted, lengths) };
   }
 }

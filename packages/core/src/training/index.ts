@@ -11,6 +11,7 @@ export {
   gaeAdvantages,
   groupNormalizedAdvantages,
   grpoAdvantages,
+  weighEpisodesAlike,
   whiten,
 } from './advantages.js';
 export {
@@ -34,8 +35,8 @@ export {
   DreamGymLoop,
   type DreamGymLoopOptions,
   type DreamGymResult,
-  type StartEvaluation,
   loadRunPolicy,
+  type StartEvaluation,
 } from './dreamgym-loop.js';
 export { EnvironmentPool } from './environment-pool.js';
 export {
