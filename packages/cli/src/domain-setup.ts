@@ -26,6 +26,7 @@ import {
 } from '@dreamgym/core';
 import { z } from 'zod';
 import { loadDomainAdapter } from './domains.js';
+import { ensureExplorationData } from './exploration-cache.js';
 
 /** What to load; `dreamgym train` fills it from its flags and config file. */
 export const DomainSetupOptionsSchema = z.object({
@@ -43,6 +44,26 @@ export const DomainSetupOptionsSchema = z.object({
   evalTasks: z.number().int().positive().optional(),
   /** Extra offline trajectories (JSONL of core Trajectory records), e.g. from `dreamgym data explore`. */
   offline: z.array(z.string().min(1)).default([]),
+  /**
+   * Exploration episodes on the domain's real environment added to the offline data (random
+   * and perturbed-expert play, successes and failures, as the paper builds its offline data):
+   * made once by the adapter's `explore<Domain>` and cached (`ensureExplorationData`), so a
+   * second run with the same settings reads the file.
+   */
+  exploration: z
+    .object({
+      /** Episodes to play. */
+      episodes: z.number().int().positive(),
+      /** Seed of the exploration policies and of the game order. Default 0. */
+      seed: z.number().int().default(0),
+      /** Step limit per episode. Default 30. */
+      maxSteps: z.number().int().positive().default(30),
+      /** Share of uniformly random episodes; the others replay perturbed expert play. Default 0.5. */
+      randomShare: z.number().min(0).max(1).default(0.5),
+      /** Real environments played at once. Default 2. */
+      concurrency: z.number().int().positive().default(2),
+    })
+    .optional(),
   /** Offline trajectories from the dataset: the first N (default all). */
   offlineLimit: z.number().int().positive().optional(),
   /** Vector index of the replay buffer; `auto`: flat below 20 000 transitions, HNSW above. */
@@ -143,7 +164,17 @@ export async function setUpDomain(
       ...(options.offlineLimit === undefined ? {} : { limit: options.offlineLimit }),
     }),
   );
-  for (const file of options.offline)
+  const offlineFiles = [...options.offline];
+  if (options.exploration) {
+    const explored = await ensureExplorationData({
+      domain: options.domain,
+      dataDir: options.data,
+      ...options.exploration,
+      log,
+    });
+    offlineFiles.push(explored.path);
+  }
+  for (const file of offlineFiles)
     trajectories.push(...(await collect(readJsonl(file, TrajectorySchema))));
   const transitions = trajectories.flatMap((trajectory, index) =>
     trajectoryToTransitions(trajectory, { trajectoryId: trajectory.id ?? `offline:${index}` }),

@@ -4,7 +4,7 @@
  * it writes its reasoning R_t, the next state s_{t+1}, the reward r_{t+1} and whether the
  * episode ended.
  */
-import type { Observation, Step, Task } from '../mdp/schemas.js';
+import type { Observation, Step, Task, Trajectory } from '../mdp/schemas.js';
 import type { ScoredTransition } from '../replay/retriever.js';
 
 /** What the experience model is asked to predict from (one transition of an episode). */
@@ -57,4 +57,10 @@ export interface ExperienceModel {
    * start such tasks; the synthetic environment says so.
    */
   initialState?(input: InitialStateInput): Promise<Observation>;
+  /**
+   * Learns from real trajectories gathered while training (the episodes of sim-to-real), so
+   * the model co-evolves with the policy. Models without it learn only through the replay
+   * buffer they retrieve from.
+   */
+  learn?(trajectories: readonly Trajectory[]): void;
 }

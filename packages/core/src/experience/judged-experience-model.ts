@@ -4,7 +4,7 @@
  * still writes the reasoning and the next state; the judge decides whether the episode ends
  * and whether the task is accomplished, one way for the embedded, LLM and hybrid models.
  */
-import type { Observation } from '../mdp/schemas.js';
+import type { Observation, Trajectory } from '../mdp/schemas.js';
 import type {
   ExperienceInput,
   ExperienceModel,
@@ -42,6 +42,12 @@ export class JudgedExperienceModel implements ExperienceModel {
     this.id = `${base.id}+judge`;
     this.rule = RewardRuleSchema.parse(reward);
     if (base.initialState) this.initialState = (input) => base.initialState!(input);
+  }
+
+  /** The wrapped model and the judge both learn from real trajectories (sim-to-real's). */
+  learn(trajectories: readonly Trajectory[]): void {
+    this.base.learn?.(trajectories);
+    this.judge.learn(trajectories);
   }
 
   async predict(input: ExperienceInput): Promise<ExperiencePrediction> {

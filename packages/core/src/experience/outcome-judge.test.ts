@@ -143,6 +143,42 @@ describe('OutcomeJudge', () => {
   });
 });
 
+describe('OutcomeJudge.learn', () => {
+  it('learns from real episodes as they come, and reads a rollout cut by its step limit as no ending', () => {
+    // Trained on successes alone, every end is a success; a real failure that ends (a wrong
+    // submission) teaches the success head that ends can fail.
+    const successes = toyData().filter((item) => item.success);
+    const judge = OutcomeJudge.train(successes, { parseAction: parse })!;
+    const wrongEnd = (copy: number): Trajectory => ({
+      ...trajectory(
+        'put a key in box.',
+        ['take pen 1 from table 1', `put pen ${copy} in box 1`],
+        'failure',
+      ),
+      source: 'real',
+    });
+    const ask = () =>
+      judge.judge({
+        task: { instruction: 'put a key in box.' },
+        history: [{ action: 'take pen 1 from table 1' }],
+        action: 'put pen 1 in box 1',
+      });
+    expect(ask().successProbability).toBe(1);
+    judge.learn([wrongEnd(1), wrongEnd(1), wrongEnd(1)], 20);
+    expect(ask().done).toBe(true);
+    expect(ask().success).toBe(false);
+    expect(judge.summary.doneSteps).toBe(20 + 3);
+    // A rollout record cut at its step limit (meta.truncated) ends nothing.
+    const cut: Trajectory = {
+      ...trajectory('put a key in box.', ['go to table 1'], 'failure'),
+      source: 'real',
+      meta: { truncated: true },
+    };
+    judge.learn([cut]);
+    expect(judge.summary.doneSteps).toBe(23);
+  });
+});
+
 describe('JudgedExperienceModel', () => {
   const judge = OutcomeJudge.train(toyData(), { parseAction: parse })!;
   /** A model that pays every step, as a retrieval vote over expert puts did. */

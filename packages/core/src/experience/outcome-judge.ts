@@ -224,44 +224,58 @@ class HashedLogistic {
 }
 
 /**
- * Whether a step ended its episode for a reason other than the step limit. A step marked
- * `info.truncated` did not end it: the episode was cut off.
+ * Whether a step ended its episode for a reason other than a cut-off. A step marked
+ * `info.truncated`, or the last step of a trajectory marked `meta.truncated` or
+ * `meta.budgetExhausted` (a rollout's record), did not end it: the episode was cut off.
  */
-function endedEpisode(step: Step): boolean {
-  return step.done && step.info?.truncated !== true;
+function endedEpisode(step: Step, trajectory: Trajectory, last: boolean): boolean {
+  if (!step.done || step.info?.truncated === true) return false;
+  const cut = trajectory.meta?.truncated === true || trajectory.meta?.budgetExhausted === true;
+  return !(last && cut && !trajectory.success && !(step.reward > 0));
+}
+
+/** Labelled steps made from trajectories, and what they hold. */
+interface ExampleBatch {
+  examples: Example[];
+  summary: OutcomeJudgeSummary;
 }
 
 /** The learned outcome judge. */
 export class OutcomeJudge {
   private readonly done: HashedLogistic;
   private readonly success: HashedLogistic;
-  /** Whether `success` was trained on both outcomes; else every ended episode's outcome is the one seen. */
-  private readonly successConstant: boolean | undefined;
+  /** Whether every ended episode seen so far had one outcome (then `success` is that outcome). */
+  private successConstant: boolean | undefined;
   private readonly parse: (text: string) => ParsedAction;
   private readonly mask: number;
   private readonly threshold: number;
+  private readonly rate: number;
+  private readonly l2: number;
+  private readonly counterfactuals: boolean;
+  private readonly random: SeededRandom;
   private readonly parsed = new Map<string, Parsed>();
+  /** A few actions of each type in the data, to stand in for a final step. */
+  private readonly actionsByType = new Map<string, NonNullable<Parsed>[]>();
   /** What the judge was trained on. */
-  readonly summary: OutcomeJudgeSummary;
+  readonly summary: OutcomeJudgeSummary = {
+    steps: 0,
+    doneSteps: 0,
+    successSteps: 0,
+    counterfactuals: 0,
+    trajectories: 0,
+  };
 
-  private constructor(
-    parts: {
-      done: HashedLogistic;
-      success: HashedLogistic;
-      successConstant: boolean | undefined;
-      parse: (text: string) => ParsedAction;
-      mask: number;
-      threshold: number;
-    },
-    summary: OutcomeJudgeSummary,
-  ) {
-    this.done = parts.done;
-    this.success = parts.success;
-    this.successConstant = parts.successConstant;
-    this.parse = parts.parse;
-    this.mask = parts.mask;
-    this.threshold = parts.threshold;
-    this.summary = summary;
+  private constructor(options: OutcomeJudgeOptions) {
+    const bits = options.hashBits ?? 18;
+    this.mask = (1 << bits) - 1;
+    this.done = new HashedLogistic(1 << bits);
+    this.success = new HashedLogistic(1 << bits);
+    this.parse = options.parseAction ?? parseActionByTokens;
+    this.threshold = options.threshold ?? 0.5;
+    this.rate = options.learningRate ?? 0.2;
+    this.l2 = options.l2 ?? 1e-6;
+    this.counterfactuals = options.counterfactuals !== false;
+    this.random = new SeededRandom(options.seed ?? 0);
   }
 
   /**
@@ -273,23 +287,50 @@ export class OutcomeJudge {
     trajectories: readonly Trajectory[],
     options: OutcomeJudgeOptions = {},
   ): OutcomeJudge | undefined {
-    const bits = options.hashBits ?? 18;
-    const mask = (1 << bits) - 1;
-    const parse = options.parseAction ?? parseActionByTokens;
-    const memo = new Map<string, Parsed>();
-    const parseRemembered = (text: string): Parsed => {
-      if (!memo.has(text)) {
-        let result: Parsed;
-        try {
-          const { type, args } = parse(text);
-          result = { type, args };
-        } catch {
-          result = undefined;
-        }
-        memo.set(text, result);
+    const judge = new OutcomeJudge(options);
+    const batch = judge.examplesOf(trajectories);
+    if (batch.summary.doneSteps === 0) return undefined;
+    judge.fit(batch, options.epochs ?? 6);
+    return judge;
+  }
+
+  /**
+   * Learns from more real trajectories (the real episodes of sim-to-real, as they come), with
+   * `epochs` passes over them alone: the judge co-evolves with the policy whose real
+   * behaviour it is asked about.
+   */
+  learn(trajectories: readonly Trajectory[], epochs = 2): void {
+    this.fit(this.examplesOf(trajectories), epochs);
+  }
+
+  private fit(batch: ExampleBatch, epochs: number): void {
+    const { examples, summary } = batch;
+    for (const key of Object.keys(summary) as (keyof OutcomeJudgeSummary)[])
+      this.summary[key] += summary[key];
+    const outcomes = new Set(
+      examples.filter((example) => example.done).map((example) => example.success),
+    );
+    if (this.successConstant === undefined && this.summary.doneSteps === summary.doneSteps) {
+      // The first ended episodes seen: one outcome only means every end is that outcome.
+      this.successConstant = outcomes.size === 1 ? [...outcomes][0] : undefined;
+    } else if (this.successConstant !== undefined && outcomes.size > 0) {
+      if (outcomes.size > 1 || !outcomes.has(this.successConstant))
+        this.successConstant = undefined;
+    }
+    const order = examples.map((_, index) => index);
+    for (let epoch = 0; epoch < epochs; epoch += 1) {
+      this.random.shuffle(order);
+      for (const index of order) {
+        const example = examples[index]!;
+        this.done.update(example.features, example.done, this.rate, this.l2);
+        if (example.done)
+          this.success.update(example.features, example.success, this.rate, this.l2);
       }
-      return memo.get(text);
-    };
+    }
+  }
+
+  /** The labelled steps of `trajectories`, with the counterfactual negatives of their successes. */
+  private examplesOf(trajectories: readonly Trajectory[]): ExampleBatch {
     const examples: Example[] = [];
     const summary: OutcomeJudgeSummary = {
       steps: 0,
@@ -298,11 +339,8 @@ export class OutcomeJudge {
       counterfactuals: 0,
       trajectories: 0,
     };
-    const random = new SeededRandom(options.seed ?? 0);
     /** Successful final steps, the seeds of the counterfactual negatives. */
     const finals: Final[] = [];
-    /** A few actions of each type in the data, to stand in for a final step. */
-    const actionsByType = new Map<string, NonNullable<Parsed>[]>();
     const add = (
       instruction: string,
       history: readonly Parsed[],
@@ -311,7 +349,7 @@ export class OutcomeJudge {
       success: boolean,
     ) => {
       examples.push({
-        features: hashFeatures(outcomeFacts(instruction, history, action), mask),
+        features: hashFeatures(outcomeFacts(instruction, history, action), this.mask),
         done,
         success,
       });
@@ -322,9 +360,9 @@ export class OutcomeJudge {
       const instruction = trajectory.task.instruction;
       const history: Parsed[] = [];
       trajectory.steps.forEach((step, index) => {
-        const action = parseRemembered(step.action);
-        const done = endedEpisode(step);
+        const action = this.parseRemembered(step.action);
         const last = index === trajectory.steps.length - 1;
+        const done = endedEpisode(step, trajectory, last);
         const success = done && (step.reward > 0 || (last && trajectory.success));
         add(instruction, history, action, done, success);
         summary.steps += 1;
@@ -333,48 +371,20 @@ export class OutcomeJudge {
         if (success && action !== undefined)
           finals.push({ instruction, history: [...history], action });
         if (action !== undefined) {
-          const examples = actionsByType.get(action.type) ?? [];
-          if (examples.length < 64) examples.push(action);
-          actionsByType.set(action.type, examples);
+          const seen = this.actionsByType.get(action.type) ?? [];
+          if (seen.length < 64) seen.push(action);
+          this.actionsByType.set(action.type, seen);
         }
         history.push(action);
       });
     }
-    if (options.counterfactuals !== false) {
-      const others = [...actionsByType.values()];
+    if (this.counterfactuals) {
+      const others = [...this.actionsByType.values()];
       for (const final of finals) {
-        summary.counterfactuals += addCounterfactuals(final, others, random, add);
+        summary.counterfactuals += addCounterfactuals(final, others, this.random, add);
       }
     }
-    if (summary.doneSteps === 0) return undefined;
-    const done = new HashedLogistic(1 << bits);
-    const success = new HashedLogistic(1 << bits);
-    const ended = examples.filter((example) => example.done);
-    const outcomes = new Set(ended.map((example) => example.success));
-    const successConstant = outcomes.size === 1 ? [...outcomes][0] : undefined;
-    const rate = options.learningRate ?? 0.2;
-    const l2 = options.l2 ?? 1e-6;
-    const order = examples.map((_, index) => index);
-    for (let epoch = 0; epoch < (options.epochs ?? 6); epoch += 1) {
-      random.shuffle(order);
-      for (const index of order) {
-        const example = examples[index]!;
-        done.update(example.features, example.done, rate, l2);
-        if (example.done && successConstant === undefined)
-          success.update(example.features, example.success, rate, l2);
-      }
-    }
-    return new OutcomeJudge(
-      {
-        done,
-        success,
-        successConstant,
-        parse,
-        mask,
-        threshold: options.threshold ?? 0.5,
-      },
-      summary,
-    );
+    return { examples, summary };
   }
 
   /** Judges one step: does it end the episode, and with success? */

@@ -9,7 +9,7 @@
  */
 import type { ParsedAction } from '../adapter.js';
 import { ConfigError, EnvironmentError } from '../errors.js';
-import type { Observation } from '../mdp/schemas.js';
+import type { Observation, Trajectory } from '../mdp/schemas.js';
 import type { ScoredTransition } from '../replay/retriever.js';
 import { alignActions, parseActionByTokens, transferEntities } from './entity-transfer.js';
 import { type ConsistencyHints, recallFromHistory } from './episode-consistency.js';
@@ -356,6 +356,11 @@ export class RetrievalExperienceModel implements ExperienceModel {
         doneProbability: total > 0 ? doneWeight / (total + this.terminalPrior) : 0,
       },
     };
+  }
+
+  /** Adds real trajectories to the world memory (sim-to-real's episodes). */
+  learn(trajectories: readonly Trajectory[]): void {
+    this.worldMemory?.add(trajectories);
   }
 
   /**

@@ -77,6 +77,20 @@ describe('WorldMemory', () => {
     ).toBeUndefined();
   });
 
+  it('adds real episodes as they come, keeping what it already remembered', () => {
+    const grown = WorldMemory.fromTrajectories([], { parseAction: parse });
+    expect(grown.recall(task('game-4'), [], 'open drawer 1')).toBeUndefined();
+    grown.add([
+      episode('game-4', [['open drawer 1', 'You open the drawer 1. It holds a cup 1.']], 'real'),
+    ]);
+    grown.add([
+      episode('game-4', [['open drawer 1', 'You open the drawer 1. It is empty.']], 'real'),
+    ]);
+    expect(grown.recall(task('game-4'), [], 'open drawer 1')).toBe(
+      'You open the drawer 1. It holds a cup 1.',
+    );
+  });
+
   it('names the world by meta.world, else the task id', () => {
     expect(worldOf(task('a'))).toBe('a');
     expect(worldOf(task('a~b', { world: 'a' }))).toBe('a');

@@ -45,15 +45,23 @@ export class WorldMemory {
     trajectories: readonly Trajectory[],
     options: WorldMemoryOptions = {},
   ): WorldMemory {
-    const parse = options.parseAction ?? parseActionByTokens;
-    const outcomes = new Map<string, Map<string, string>>();
+    const memory = new WorldMemory(new Map(), options.parseAction ?? parseActionByTokens);
+    memory.add(trajectories);
+    return memory;
+  }
+
+  /**
+   * Remembers more trajectories (the real episodes of sim-to-real, as they come); an outcome
+   * already remembered for a world and action is kept.
+   */
+  add(trajectories: readonly Trajectory[]): void {
     for (const trajectory of trajectories) {
       if (trajectory.source === 'synthetic') continue;
       const world = worldOf(trajectory.task);
-      const seen = outcomes.get(world) ?? new Map<string, string>();
+      const seen = this.outcomes.get(world) ?? new Map<string, string>();
       const changed = new Set<string>();
       trajectory.steps.forEach((step, index) => {
-        const args = safeArgs(parse, step.action);
+        const args = safeArgs(this.parse, step.action);
         if (args === undefined) return;
         if (args.length >= 2) {
           for (const argument of args) changed.add(argument);
@@ -63,9 +71,8 @@ export class WorldMemory {
         const next = trajectory.steps[index + 1]?.observation ?? trajectory.finalObservation;
         if (next !== undefined) seen.set(step.action, next.text);
       });
-      if (seen.size > 0) outcomes.set(world, seen);
+      if (seen.size > 0) this.outcomes.set(world, seen);
     }
-    return new WorldMemory(outcomes, parse);
   }
 
   /** Worlds remembered. */

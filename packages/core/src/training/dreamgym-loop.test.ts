@@ -6,7 +6,7 @@ import { ActionParseError, CheckpointError, ConfigError } from '../errors.js';
 import { evaluatePolicy } from '../eval/policy-evaluation.js';
 import type { ExperienceModel } from '../experience/experience-model.js';
 import { RetrievalExperienceModel } from '../experience/retrieval-experience-model.js';
-import type { Observation, Transition } from '../mdp/schemas.js';
+import type { Observation, Trajectory, Transition } from '../mdp/schemas.js';
 import { LinearSoftmaxPolicy } from '../policy/linear-softmax-policy.js';
 import type { PolicyContext } from '../policy/policy.js';
 import { SeededRandom } from '../random/seeded-random.js';
@@ -214,6 +214,37 @@ describe('DreamGymLoop: the starting policy', () => {
       parseDreamGymConfig({ ...corridorLoopConfig, ...config }),
     );
     expect((await loadRunPolicy(run, policy)).checkpoint).toBe('iteration-000000');
+  });
+});
+
+describe('DreamGymLoop: the experience model co-evolves with the policy', () => {
+  it("hands every real iteration's episodes to the experience model's learn()", async () => {
+    const learned: Trajectory[][] = [];
+    const retrieval = new RetrievalExperienceModel();
+    const experienceModel: ExperienceModel = {
+      id: 'learning',
+      predict: (input) => retrieval.predict(input),
+      learn: (trajectories) => {
+        learned.push([...trajectories]);
+      },
+    };
+    const result = await (
+      await corridorLoop(
+        join(directory, 'run'),
+        { experienceModel },
+        {
+          iterations: 1,
+          simToReal: { realTransitionBudget: 60, tasksPerIteration: 2 },
+        },
+      )
+    ).run();
+    const realIterations = result.metrics.filter((record) => record.phase === 'real').length;
+    expect(realIterations).toBeGreaterThan(0);
+    expect(learned).toHaveLength(realIterations);
+    expect(learned.flat().every((trajectory) => trajectory.source === 'real')).toBe(true);
+    expect(learned.flat().reduce((steps, trajectory) => steps + trajectory.steps.length, 0)).toBe(
+      result.metrics.at(-1)!.realTransitions,
+    );
   });
 });
 

@@ -445,6 +445,10 @@ export class DreamGymLoop {
           if (budget.spent === spentBefore) break;
           if (config.simToReal.addToBuffer) {
             await this.addExperience(realTrainer.lastCollected, 'real', counters);
+            // The experience model co-evolves with the policy: its real episodes teach it.
+            components.experienceModel.learn?.(
+              realTrainer.lastCollected.map((rollout) => rolloutToTrajectory(rollout, 'real')),
+            );
           }
           const isLast = budget.remaining === 0;
           state.totalIterations = this.estimatedIterations(counters.iteration + 1, budget);
