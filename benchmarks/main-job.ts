@@ -21,10 +21,13 @@ const { values } = parseArgs({
     out: { type: 'string' },
   },
 });
-const dataRoot = process.env.DREAMGYM_DATA_DIR;
-if (!dataRoot || !existsSync(join(dataRoot, 'alfworld'))) {
+if (!process.env.DREAMGYM_DATA_DIR) {
   throw new Error('Set DREAMGYM_DATA_DIR to the folder holding alfworld/ (e.g. ../shared/data).');
 }
+// The commands run from the repository root: the data folder is resolved from here first.
+const dataRoot = resolve(process.env.DREAMGYM_DATA_DIR);
+if (!existsSync(join(dataRoot, 'alfworld'))) throw new Error(`${dataRoot} holds no alfworld/.`);
+const env = { ...process.env, DREAMGYM_DATA_DIR: dataRoot };
 const root = resolve(import.meta.dirname, '..');
 const runDirectory = resolve(values['run-dir']!);
 const resultsDirectory = values.out ? resolve(values.out) : resolve(import.meta.dirname, 'results');
@@ -35,7 +38,7 @@ const configFile = join(root, 'configs', 'alfworld-main.json');
 const started = performance.now();
 const code = await runCli(
   ['train', '--domain', 'alfworld', '--config', configFile, '--run-dir', runDirectory],
-  { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: root },
+  { stdout: process.stdout, stderr: process.stderr, env, cwd: root },
 );
 if (code !== 0) throw new Error(`dreamgym train exited ${code}`);
 const minutes = (performance.now() - started) / 60_000;

@@ -33,10 +33,13 @@ const { values } = parseArgs({
     out: { type: 'string' },
   },
 });
-const dataRoot = process.env.DREAMGYM_DATA_DIR;
-if (!dataRoot || !existsSync(join(dataRoot, 'alfworld'))) {
+if (!process.env.DREAMGYM_DATA_DIR) {
   throw new Error('Set DREAMGYM_DATA_DIR to the folder holding alfworld/ (e.g. ../shared/data).');
 }
+// The commands run from the repository root: the data folder is resolved from here first.
+const dataRoot = resolve(process.env.DREAMGYM_DATA_DIR);
+if (!existsSync(join(dataRoot, 'alfworld'))) throw new Error(`${dataRoot} holds no alfworld/.`);
+const env = { ...process.env, DREAMGYM_DATA_DIR: dataRoot };
 const root = resolve(import.meta.dirname, '..');
 const scratch = resolve(values.scratch!);
 const resultsDirectory = values.out ? resolve(values.out) : resolve(import.meta.dirname, 'results');
@@ -53,7 +56,7 @@ async function dreamgym(args: string[]): Promise<void> {
   const code = await runCli(args, {
     stdout: process.stdout,
     stderr: process.stderr,
-    env: process.env,
+    env,
     cwd: root,
   });
   if (code !== 0) throw new Error(`dreamgym ${args.join(' ')} exited ${code}`);
@@ -178,9 +181,25 @@ async function measure(policy: string, model: keyof typeof MODELS): Promise<Poli
   };
 }
 
+/** Waits for a run trained elsewhere (`--main-run`) to finish: its last iteration evaluated. */
+async function finished(runDirectory: string): Promise<void> {
+  for (;;) {
+    const metrics = join(runDirectory, 'metrics.jsonl');
+    if (existsSync(metrics)) {
+      const lines = (await readFile(metrics, 'utf8')).trim().split('\n');
+      const last = lines.at(-1) ? JSON.parse(lines.at(-1)!) : undefined;
+      if (last && last.evaluations.length > 0) return;
+    }
+    log(`waiting for ${runDirectory} to finish...`);
+    await new Promise((done) => setTimeout(done, 30_000));
+  }
+}
+
 const policies: PolicyFidelity[] = [];
 const before: PolicyFidelity[] = [];
-for (const policy of Object.keys(runs)) {
+// The main job last: with --main-run it may still be training.
+for (const policy of ['bc', 'dreamgym-from-scratch', 'main-job']) {
+  if (policy === 'main-job') await finished(runs[policy]!);
   policies.push(await measure(policy, 'now'));
   before.push(await measure(policy, 'before'));
 }
