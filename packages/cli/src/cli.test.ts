@@ -175,6 +175,60 @@ describe('dreamgym', () => {
     expect(again.err()).toMatch(/already holds a run.*--resume/);
   });
 
+  it('with a warm start, "before" is the cloned policy, measured by the loop beside the same training tasks in both environments', {
+    timeout: 300_000,
+  }, async () => {
+    const runDirectory = join(directory, 'warm');
+    const io = capture({ DREAMGYM_DATA_DIR: dataRoot() });
+    const code = await runCli(
+      [
+        'train',
+        '--domain',
+        'alfworld',
+        '--run-dir',
+        runDirectory,
+        '--offline-limit',
+        '200',
+        '--train-tasks',
+        '12',
+        '--eval-tasks',
+        '2',
+        '--iterations',
+        '1',
+        '--tasks-per-iteration',
+        '2',
+        '--rollouts-per-task',
+        '2',
+        '--max-steps',
+        '8',
+        '--eval-mode',
+        'greedy',
+        '--gap-tasks',
+        '2',
+        '--warm-start',
+        'bc',
+      ],
+      io,
+    );
+    expect(io.err()).not.toMatch(/unexpected/);
+    expect(code).toBe(0);
+    expect(io.err()).toMatch(/warm start: kept epoch \d+/);
+    expect(io.err()).toMatch(/evaluating the starting policy/);
+    expect(io.err()).not.toMatch(/evaluating the untrained policy/);
+    const start = JSON.parse(await readFile(join(runDirectory, 'start-evaluation.json'), 'utf8'));
+    expect(start.evaluations).toHaveLength(1);
+    expect(start.syntheticToRealGap.tasks).toBe(2);
+    expect(io.out()).toMatch(
+      /same 2 training tasks, starting policy: synthetic \d+\.\d% vs real \d+\.\d%/,
+    );
+    expect(io.out()).toMatch(
+      /same 2 training tasks, trained policy: synthetic \d+\.\d% vs real \d+\.\d%/,
+    );
+    const before = (start.evaluations[0].successRate * 100).toFixed(1);
+    expect(io.out()).toContain(`success before training (greedy): ${before}%`);
+    expect(io.out()).toMatch(/headline \(greedy, real\): /);
+  });
+
   it('data explore plays real ALFWorld episodes and writes them as trajectories', {
     timeout: 120_000,
   }, async () => {
