@@ -73,16 +73,18 @@ export function runDirectoryFlag(values: FlagValues, io: CommandIo, usage: strin
 /**
  * Reopens the run in `runDirectory` at its latest checkpoint, runs `body` on it, and frees
  * the policy and models after. `models: true` builds the run's models (a synthetic
- * environment needs them; `values` may hold `RUN_MODEL_OVERRIDE_FLAGS`).
+ * environment needs them; `values` may hold `RUN_MODEL_OVERRIDE_FLAGS`). `wholeSplit: true`
+ * loads every task of the split unless `--eval-tasks` names a prefix: the run's own prefix
+ * is left out (a sample drawn from it would see one task type of a split ordered by type).
  */
 export async function withRunCheckpoint<T>(
   runDirectory: string,
   values: FlagValues,
   io: CommandIo,
-  options: { models: boolean },
+  options: { models: boolean; wholeSplit?: boolean },
   body: (run: RunCheckpoint) => Promise<T>,
 ): Promise<T> {
-  const setup = (await readJsonFile(
+  const { evalTasks: runEvaluationTasks, ...setup } = (await readJsonFile(
     join(runDirectory, 'setup.json'),
     '--run-dir',
   )) as DomainSetupOptions;
@@ -106,6 +108,9 @@ export async function withRunCheckpoint<T>(
   const domain = await setUpDomain(
     {
       ...setup,
+      ...(options.wholeSplit || runEvaluationTasks === undefined
+        ? {}
+        : { evalTasks: runEvaluationTasks }),
       ...(values['eval-split'] ? { evalSplit: values['eval-split'] as string } : {}),
       ...(values['eval-tasks']
         ? { evalTasks: integer(values['eval-tasks'] as string, '--eval-tasks')! }

@@ -5,7 +5,8 @@
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   measureOnPolicyFidelity,
   type OnPolicyFidelityReport,
@@ -342,5 +343,98 @@ describe('dreamgym fidelity', () => {
     expect(report.teacherForced.steps).toBe(
       experts.reduce((sum, trajectory) => sum + trajectory.steps.length, 0),
     );
+  });
+});
+
+/** The MiniWoB++ adapter's recorded dataset: 12 training and 8 held-out instances of 4 pages. */
+const miniwobData = join(
+  dirname(fileURLToPath(import.meta.url)),
+  '../../../../adapters/miniwob/src/__fixtures__/dataset',
+);
+
+describe('dreamgym fidelity on a web domain (MiniWoB++)', () => {
+  let runDirectory: string;
+  beforeAll(async () => {
+    runDirectory = join(directory, 'miniwob-run');
+    const configFile = join(directory, 'miniwob-config.json');
+    // The run evaluated on the first 2 training instances: both of one page (click-test-2).
+    await writeFile(
+      configFile,
+      JSON.stringify({
+        seed: 1,
+        iterations: 0,
+        maxSteps: 2,
+        realConcurrency: 1,
+        evaluation: { every: 0, environments: [] },
+        setup: { evalSplit: 'train', evalTasks: 2 },
+      }),
+    );
+    const io = captureIo();
+    const code = await runCli(
+      [
+        'train',
+        '--domain',
+        'miniwob',
+        '--data',
+        miniwobData,
+        '--config',
+        configFile,
+        '--run-dir',
+        runDirectory,
+        '--no-baseline',
+      ],
+      io,
+    );
+    expect(io.err()).not.toMatch(/unexpected/);
+    expect(code).toBe(0);
+  }, 60_000);
+
+  it('refuses a split the data lacks instead of reporting every figure of no tasks as 0%', async () => {
+    const io = captureIo();
+    const code = await runCli(
+      ['fidelity', '--run-dir', runDirectory, '--eval-split', 'valid_seen'],
+      io,
+    );
+    expect(code).toBe(2);
+    expect(io.err()).toMatch(
+      /miniwob data holds no tasks of split "valid_seen" \(--eval-split\): name a split it has, e\.g\. train or eval/,
+    );
+    expect(existsSync(join(runDirectory, 'fidelity.json'))).toBe(false);
+  });
+
+  it("samples the whole split, not the run's prefix of one page, and measures it on the real pages", {
+    timeout: 180_000,
+  }, async () => {
+    const out = join(directory, 'miniwob-fidelity.json');
+    const io = captureIo();
+    const code = await runCli(
+      [
+        'fidelity',
+        '--run-dir',
+        runDirectory,
+        '--eval-split',
+        'train',
+        '--sample-tasks',
+        '4',
+        '--seed',
+        '2',
+        '--out',
+        out,
+        '--html',
+        join(directory, 'miniwob-fidelity.html'),
+      ],
+      io,
+    );
+    expect(io.err()).not.toMatch(/unexpected/);
+    expect(code).toBe(0);
+    const report = JSON.parse(await readFile(out, 'utf8')) as OnPolicyFidelityReport;
+    expect(report).toMatchObject({ tasks: 4, maxSteps: 2 });
+    const pages = new Set(report.episodes.map((pair) => pair.taskId.split(':')[0]));
+    expect(pages.size).toBeGreaterThan(1);
+    expect(report.realSuccess.episodes).toBe(4);
+    const realSteps = report.episodes.reduce((sum, pair) => sum + pair.real.steps, 0);
+    expect(report.teacherForced.steps).toBe(realSteps);
+    expect(report.teacherForced.realSuccesses).toBe(report.realSuccess.successes);
+    expect(report.syntheticSuccessPrecision.replayed).toBe(report.syntheticSuccess.successes);
   });
 });

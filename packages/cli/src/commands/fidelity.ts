@@ -17,7 +17,7 @@ import {
   type SuccessEstimate,
   SyntheticEnvironment,
 } from '@dreamgym/core';
-import { type Command, type CommandIo, integer, parseFlags } from '../command-arguments.js';
+import { type Command, type CommandIo, fail, integer, parseFlags } from '../command-arguments.js';
 import { htmlPage } from '../html-report.js';
 import { ProgressReporter, reportEpisodes } from '../progress.js';
 import { runDirectoryFlag, withRunCheckpoint } from '../run-checkpoint.js';
@@ -30,8 +30,9 @@ const FIDELITY_USAGE = `Usage: dreamgym fidelity --run-dir DIR [options]
                              and the run's experience model are measured)
   --eval-split NAME          split of the tasks, e.g. train or valid_seen (default the run's)
   --eval-tasks N             the first N tasks of the split (default the run's)
-  --sample-tasks N           a seeded sample of N tasks of the split instead (splits are
-                             often ordered by task type: a prefix covers one type)
+  --sample-tasks N           a seeded sample of N tasks of the whole split instead, or of
+                             its first --eval-tasks (splits are often ordered by task type:
+                             a prefix covers one type)
   --max-steps N  --seed N    step limit (default the run's) and seed
   --sample                   sample actions instead of taking the most likely one
   --outcome-judge on|off     outcomes by the learned judge (default: as the run was trained)
@@ -244,16 +245,26 @@ async function fidelity(args: string[], io: CommandIo): Promise<number> {
   );
   const maxStepsFlag = integer(values['max-steps'], '--max-steps');
   const seedFlag = integer(values.seed, '--seed');
+  const sample = integer(values['sample-tasks'], '--sample-tasks');
   return withRunCheckpoint(
     runDirectory,
     values,
     io,
-    { models: true },
+    // A sample is drawn from the whole split, not from the prefix the run evaluated on.
+    { models: true, wholeSplit: sample !== undefined },
     async ({ config, domain, policy, checkpoint, models, log }) => {
+      if (domain.evaluationTasks.length === 0) {
+        // Split names are the dataset's own (ALFWorld's valid_seen, MiniWoB++'s eval): a
+        // name it lacks would measure nothing and report every figure as 0%.
+        const named = domain.adapter.defaults?.evaluationSplit;
+        fail(
+          `The ${domain.adapter.name} data holds no tasks of split "${domain.evaluationSplit}" (--eval-split): name a split it has, e.g. train${named && named !== 'train' ? ` or ${named}` : ''}.`,
+          '--eval-split',
+        );
+      }
       const maxSteps = maxStepsFlag ?? config.maxSteps;
       const k = config.retrieval.enabled ? config.retrieval.k : 0;
       const experienceModel = models!.experienceModel;
-      const sample = integer(values['sample-tasks'], '--sample-tasks');
       const tasks =
         sample === undefined
           ? domain.evaluationTasks

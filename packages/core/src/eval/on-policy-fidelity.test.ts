@@ -231,6 +231,32 @@ describe('measureOnPolicyFidelity', () => {
     expect(phases.at(-1)).toEqual({ phase: 'teacher-forced', done: 15, total: 15 });
   });
 
+  it("counts no end where the real environment's own step limit cut the episode", async () => {
+    // The real corridor stops after 2 actions, below the measurement's 4 (as MiniWoB++'s pages
+    // stop at 10 below a run's 30): take key, go right, cut. The model, like the real
+    // corridor without the cut, ends neither step; that is no disagreement.
+    const { teacherForced, episodes, realSuccess } = await measureOnPolicyFidelity({
+      policy: lazyPolicy,
+      tasks: [tasks[3]!],
+      adapter,
+      syntheticEnvironment: () =>
+        new SyntheticEnvironment({ model: faultyModel, retriever: noRetrieval, adapter, k: 0 }),
+      realEnvironment: () => new CorridorEnvironment({ maxSteps: 2 }),
+      experienceModel: faultyModel,
+      maxSteps: 4,
+      random: new SeededRandom(1),
+    });
+    expect(episodes[0]!.real).toEqual({ success: false, steps: 2 });
+    expect(realSuccess.successes).toBe(0);
+    expect(teacherForced).toMatchObject({
+      steps: 2,
+      terminalAgreement: 1,
+      exactMatch: 1,
+      falseSuccessRate: 0,
+      realSuccesses: 0,
+    });
+  });
+
   it('keeps at most the asked number of disagreements, the most serious first', async () => {
     const { report } = await measureOnPolicyFidelity({
       policy: lazyPolicy,

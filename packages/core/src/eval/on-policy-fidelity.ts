@@ -205,7 +205,9 @@ function estimate(rollouts: readonly Rollout[]): SuccessEstimate {
 
 /**
  * A real rollout as a trajectory whose rewards are the environment's own: a policy's
- * penalties for its invalid outputs are not the model's to predict.
+ * penalties for its invalid outputs are not the model's to predict. Nor is a cut by the real
+ * environment's own step limit (MiniWoB++'s pages stop at 10 actions by default, below a
+ * run's 30): like the measurement's own limit, it ends no task, so it is no end.
  */
 function realTrajectory(rollout: Rollout): Trajectory {
   return {
@@ -215,7 +217,8 @@ function realTrajectory(rollout: Rollout): Trajectory {
       observation: step.observation,
       action: step.action,
       reward: step.environmentReward,
-      done: step.done,
+      done: step.done && !step.truncated,
+      ...(step.truncated ? { truncated: true } : {}),
     })),
     finalObservation: rollout.finalObservation,
     source: 'real',
