@@ -9,11 +9,10 @@
  * Writes main-job.json: `start` (how the starting policy is made), `before` and `after`
  * (`successRate`, `interval`, `episodes`), the synthetic-vs-real figures, `minutes`.
  */
-import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { runCli } from '@dreamgym/cli';
+import { dataRootEnvironment, dreamgymIn } from './fidelity-measurement.js';
 
 const { values } = parseArgs({
   options: {
@@ -21,13 +20,7 @@ const { values } = parseArgs({
     out: { type: 'string' },
   },
 });
-if (!process.env.DREAMGYM_DATA_DIR) {
-  throw new Error('Set DREAMGYM_DATA_DIR to the folder holding alfworld/ (e.g. ../shared/data).');
-}
-// The commands run from the repository root: the data folder is resolved from here first.
-const dataRoot = resolve(process.env.DREAMGYM_DATA_DIR);
-if (!existsSync(join(dataRoot, 'alfworld'))) throw new Error(`${dataRoot} holds no alfworld/.`);
-const env = { ...process.env, DREAMGYM_DATA_DIR: dataRoot };
+const { env } = dataRootEnvironment('alfworld');
 const root = resolve(import.meta.dirname, '..');
 const runDirectory = resolve(values['run-dir']!);
 const resultsDirectory = values.out ? resolve(values.out) : resolve(import.meta.dirname, 'results');
@@ -36,11 +29,10 @@ await rm(runDirectory, { recursive: true, force: true });
 
 const configFile = join(root, 'configs', 'alfworld-main.json');
 const started = performance.now();
-const code = await runCli(
-  ['train', '--domain', 'alfworld', '--config', configFile, '--run-dir', runDirectory],
-  { stdout: process.stdout, stderr: process.stderr, env, cwd: root },
-);
-if (code !== 0) throw new Error(`dreamgym train exited ${code}`);
+await dreamgymIn(
+  root,
+  env,
+)(['train', '--domain', 'alfworld', '--config', configFile, '--run-dir', runDirectory]);
 const minutes = (performance.now() - started) / 60_000;
 
 interface Evaluation {

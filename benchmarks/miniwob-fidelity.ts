@@ -33,8 +33,14 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { runCli } from '@dreamgym/cli';
 import { buildMiniwobDataset, MINIWOB_EXPERIMENT_TASKS } from '@dreamgym/miniwob';
+import {
+  dreamgymIn,
+  type FidelityModel,
+  fidelityTable,
+  measureFidelity,
+  type PolicyFidelity,
+} from './fidelity-measurement.js';
 
 const { values } = parseArgs({
   options: {
@@ -75,16 +81,7 @@ const loadSamples: number[] = [loadavg()[0]!];
 const loadTimer = setInterval(() => loadSamples.push(loadavg()[0]!), 30_000);
 loadTimer.unref();
 
-/** Runs `dreamgym ARGS` in this process; throws on a non-zero exit. */
-async function dreamgym(args: string[]): Promise<void> {
-  const code = await runCli(args, {
-    stdout: process.stdout,
-    stderr: process.stderr,
-    env: process.env,
-    cwd: root,
-  });
-  if (code !== 0) throw new Error(`dreamgym ${args.join(' ')} exited ${code}`);
-}
+const dreamgym = dreamgymIn(root, process.env);
 
 /** The JSON records of every line of `file`. */
 async function records(file: string): Promise<Array<Record<string, unknown>>> {
@@ -222,76 +219,18 @@ for (const name of policyNames) {
   warmStarts[name] = cloning;
 }
 
-/** The fields of one measurement, as in the ALFWorld file. */
-interface PolicyFidelity {
-  policy: string;
-  experienceModel: string;
-  split: string;
-  tasks: number;
-  syntheticSuccess: unknown;
-  realSuccess: unknown;
-  syntheticSuccessPrecision: { rate: number; replayed: number; reallySucceeded: number };
-  falseSuccessRate: number;
-  trueSuccessRecall: number;
-  nextStateExact: number;
-  byActionType: unknown;
-  report: string;
-  minutes: number;
-}
-
-const MODELS = {
-  now: { flags: ['--outcome-judge', 'on', '--world-memory', 'on'], label: 'judge+world-memory' },
-  before: { flags: ['--outcome-judge', 'off', '--world-memory', 'off'], label: 'neighbour vote' },
-} as const;
-
-async function measure(
-  policy: string,
-  model: keyof typeof MODELS,
-  split: string,
-): Promise<PolicyFidelity> {
-  const name = `fidelity-${policy}-${model}-${split}`;
-  const out = join(scratch, `${name}.json`);
-  const html = join(scratch, `${name}.html`);
-  const minutesFile = join(scratch, `${name}.minutes`);
-  if (!existsSync(out)) {
-    log(`measuring ${policy} on ${split} with the model ${model}...`);
-    const begun = performance.now();
-    // --sample-tasks samples the whole split (the runs evaluated on its first 8 instances).
-    await dreamgym([
-      'fidelity',
-      '--run-dir',
-      runs[policy]!,
-      '--eval-split',
-      split,
-      '--sample-tasks',
-      values.tasks!,
-      '--seed',
-      values.seed!,
-      '--out',
-      out,
-      '--html',
-      html,
-      ...MODELS[model].flags,
-    ]);
-    await writeFile(minutesFile, `${(performance.now() - begun) / 60_000}\n`);
-  }
-  const report = JSON.parse(await readFile(out, 'utf8'));
-  const { replays: _replays, ...precision } = report.syntheticSuccessPrecision;
-  return {
+function measure(policy: string, model: FidelityModel, split: string): Promise<PolicyFidelity> {
+  // --sample-tasks samples the whole split (the runs evaluated on its first 8 instances).
+  return measureFidelity({
+    dreamgym,
+    runDirectory: runs[policy]!,
     policy,
-    experienceModel: `${report.experienceModelId} (${MODELS[model].label})`,
+    model,
     split,
-    tasks: report.tasks,
-    syntheticSuccess: report.syntheticSuccess,
-    realSuccess: report.realSuccess,
-    syntheticSuccessPrecision: precision,
-    falseSuccessRate: report.falseSuccessRate,
-    trueSuccessRecall: report.trueSuccessRecall,
-    nextStateExact: report.nextStateExact,
-    byActionType: report.byActionType,
-    report: html,
-    minutes: existsSync(minutesFile) ? Number(await readFile(minutesFile, 'utf8')) : Number.NaN,
-  };
+    taskFlags: ['--sample-tasks', values.tasks!, '--seed', values.seed!],
+    file: join(scratch, `fidelity-${policy}-${model}-${split}`),
+    log,
+  });
 }
 
 const bySplit: Record<string, { policies: PolicyFidelity[]; before: PolicyFidelity[] }> = {};
@@ -304,20 +243,9 @@ for (const split of splits) {
   bySplit[split] = measured;
 }
 
-const percent = (value: number) => `${(100 * value).toFixed(1)}%`;
-const rate = (value: unknown) => percent((value as { rate: number }).rate);
 console.log(
-  '| split | policy | model | synthetic | real | precision (really / synthetic successes) | false-success rate | true-success recall | next state exact |',
+  fidelityTable(Object.values(bySplit).flatMap(({ policies, before }) => [...policies, ...before])),
 );
-console.log('|---|---|---|---|---|---|---|---|---|');
-for (const { policies, before } of Object.values(bySplit)) {
-  for (const row of [...policies, ...before]) {
-    const precision = row.syntheticSuccessPrecision;
-    console.log(
-      `| ${row.split} | ${row.policy} | ${row.experienceModel} | ${rate(row.syntheticSuccess)} | ${rate(row.realSuccess)} | ${precision.replayed === 0 ? 'n/a' : percent(precision.rate)} (${precision.reallySucceeded}/${precision.replayed}) | ${percent(row.falseSuccessRate)} | ${percent(row.trueSuccessRecall)} | ${percent(row.nextStateExact)} |`,
-    );
-  }
-}
 const file = join(resultsDirectory, 'on-policy-fidelity-miniwob.json');
 await writeFile(
   file,

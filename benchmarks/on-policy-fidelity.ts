@@ -22,7 +22,14 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { runCli } from '@dreamgym/cli';
+import {
+  dataRootEnvironment,
+  dreamgymIn,
+  type FidelityModel,
+  fidelityTable,
+  measureFidelity,
+  type PolicyFidelity,
+} from './fidelity-measurement.js';
 
 const { values } = parseArgs({
   options: {
@@ -33,13 +40,7 @@ const { values } = parseArgs({
     out: { type: 'string' },
   },
 });
-if (!process.env.DREAMGYM_DATA_DIR) {
-  throw new Error('Set DREAMGYM_DATA_DIR to the folder holding alfworld/ (e.g. ../shared/data).');
-}
-// The commands run from the repository root: the data folder is resolved from here first.
-const dataRoot = resolve(process.env.DREAMGYM_DATA_DIR);
-if (!existsSync(join(dataRoot, 'alfworld'))) throw new Error(`${dataRoot} holds no alfworld/.`);
-const env = { ...process.env, DREAMGYM_DATA_DIR: dataRoot };
+const { env } = dataRootEnvironment('alfworld');
 const root = resolve(import.meta.dirname, '..');
 const scratch = resolve(values.scratch!);
 const resultsDirectory = values.out ? resolve(values.out) : resolve(import.meta.dirname, 'results');
@@ -51,16 +52,7 @@ function log(message: string): void {
   process.stderr.write(`${new Date().toISOString()} ${message}\n`);
 }
 
-/** Runs `dreamgym ARGS` in this process; throws on a non-zero exit. */
-async function dreamgym(args: string[]): Promise<void> {
-  const code = await runCli(args, {
-    stdout: process.stdout,
-    stderr: process.stderr,
-    env,
-    cwd: root,
-  });
-  if (code !== 0) throw new Error(`dreamgym ${args.join(' ')} exited ${code}`);
-}
+const dreamgym = dreamgymIn(root, env);
 
 /** The previous main job: DreamGym from the untrained linear policy. */
 const FROM_SCRATCH_CONFIG = {
@@ -120,65 +112,17 @@ const runs: Record<string, string> = {
   ]),
 };
 
-/** The fields of one measurement, as the issue names them. */
-interface PolicyFidelity {
-  policy: string;
-  experienceModel: string;
-  tasks: number;
-  syntheticSuccess: unknown;
-  realSuccess: unknown;
-  syntheticSuccessPrecision: { rate: number; replayed: number; reallySucceeded: number };
-  falseSuccessRate: number;
-  trueSuccessRecall: number;
-  nextStateExact: number;
-  byActionType: unknown;
-  report: string;
-}
-
-const MODELS = {
-  now: { flags: ['--outcome-judge', 'on', '--world-memory', 'on'], label: 'judge+world-memory' },
-  before: { flags: ['--outcome-judge', 'off', '--world-memory', 'off'], label: 'neighbour vote' },
-} as const;
-
-async function measure(policy: string, model: keyof typeof MODELS): Promise<PolicyFidelity> {
-  const out = join(scratch, `fidelity-${policy}-${model}.json`);
-  const html = join(scratch, `fidelity-${policy}-${model}.html`);
-  if (!existsSync(out)) {
-    log(`measuring ${policy} with the model ${model === 'now' ? 'now' : 'before'}...`);
-    await dreamgym([
-      'fidelity',
-      '--run-dir',
-      runs[policy]!,
-      '--eval-split',
-      'train',
-      '--eval-tasks',
-      '300',
-      '--sample-tasks',
-      values.tasks!,
-      '--seed',
-      values.seed!,
-      '--out',
-      out,
-      '--html',
-      html,
-      ...MODELS[model].flags,
-    ]);
-  }
-  const report = JSON.parse(await readFile(out, 'utf8'));
-  const { replays: _replays, ...precision } = report.syntheticSuccessPrecision;
-  return {
+function measure(policy: string, model: FidelityModel): Promise<PolicyFidelity> {
+  return measureFidelity({
+    dreamgym,
+    runDirectory: runs[policy]!,
     policy,
-    experienceModel: `${report.experienceModelId} (${MODELS[model].label})`,
-    tasks: report.tasks,
-    syntheticSuccess: report.syntheticSuccess,
-    realSuccess: report.realSuccess,
-    syntheticSuccessPrecision: precision,
-    falseSuccessRate: report.falseSuccessRate,
-    trueSuccessRecall: report.trueSuccessRecall,
-    nextStateExact: report.nextStateExact,
-    byActionType: report.byActionType,
-    report: html,
-  };
+    model,
+    split: 'train',
+    taskFlags: ['--eval-tasks', '300', '--sample-tasks', values.tasks!, '--seed', values.seed!],
+    file: join(scratch, `fidelity-${policy}-${model}`),
+    log,
+  });
 }
 
 /** Waits for a run trained elsewhere (`--main-run`) to finish: its last iteration evaluated. */
@@ -204,18 +148,7 @@ for (const policy of ['bc', 'dreamgym-from-scratch', 'main-job']) {
   before.push(await measure(policy, 'before'));
 }
 
-const percent = (value: number) => `${(100 * value).toFixed(1)}%`;
-const rate = (value: unknown) => percent((value as { rate: number }).rate);
-console.log(
-  '| policy | model | synthetic | real | precision (really / synthetic successes) | false-success rate | true-success recall | next state exact |',
-);
-console.log('|---|---|---|---|---|---|---|---|');
-for (const row of [...policies, ...before]) {
-  const precision = row.syntheticSuccessPrecision;
-  console.log(
-    `| ${row.policy} | ${row.experienceModel} | ${rate(row.syntheticSuccess)} | ${rate(row.realSuccess)} | ${precision.replayed === 0 ? 'n/a' : percent(precision.rate)} (${precision.reallySucceeded}/${precision.replayed}) | ${percent(row.falseSuccessRate)} | ${percent(row.trueSuccessRecall)} | ${percent(row.nextStateExact)} |`,
-  );
-}
+console.log(fidelityTable([...policies, ...before]));
 await writeFile(
   join(resultsDirectory, 'on-policy-fidelity.json'),
   `${JSON.stringify(
