@@ -4,7 +4,6 @@
  * 20% (split by task directory, so no held-out game shares its scene, objects and goal
  * with a stored one), and the synthetic environment's conformance on ALFWorld.
  */
-import { createHash } from 'node:crypto';
 import {
   evaluateExperienceModel,
   type FidelityFigures,
@@ -21,7 +20,7 @@ import { parseAlfworldAction } from './action-grammar.js';
 import { createAlfworldAdapter } from './adapter.js';
 import { loadAlfworldExpertTrajectories } from './datasets/expert-trajectories.js';
 import { alfworldExperienceHints } from './experience-hints.js';
-import { alfworldDataDirectory } from './test-data-directory.js';
+import { alfworldDataDirectory, isHeldOutGame } from './test-data-directory.js';
 
 /**
  * Every third held-out game is evaluated (about 3,000 steps): the file is ordered by task
@@ -30,12 +29,6 @@ import { alfworldDataDirectory } from './test-data-directory.js';
 const EVALUATED_STRIDE = 3;
 /** The actions whose outcome the engine writes from a template. */
 const TEMPLATED = ['take', 'put', 'heat', 'cool', 'clean', 'use', 'inventory'];
-
-/** Deterministic 80/20 split by task directory (`train/<task directory>/<trial>`). */
-function isHeldOut(trajectory: Trajectory): boolean {
-  const directory = trajectory.task.id.split('/')[1]!;
-  return createHash('sha256').update(directory).digest()[0]! % 5 === 0;
-}
 
 interface Data {
   train: Trajectory[];
@@ -48,7 +41,7 @@ function load(): Promise<Data> {
     const train: Trajectory[] = [];
     const heldOut: Trajectory[] = [];
     for await (const trajectory of loadAlfworldExpertTrajectories(alfworldDataDirectory())) {
-      (isHeldOut(trajectory) ? heldOut : train).push(trajectory);
+      (isHeldOutGame(trajectory) ? heldOut : train).push(trajectory);
     }
     const buffer = ReplayBuffer.create({
       embedder: new HashingEmbedder({ dimension: 256 }),

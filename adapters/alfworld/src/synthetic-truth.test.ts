@@ -6,7 +6,6 @@
  * asks for, a lamp used with nothing in hand) and keep paying the held-out games' real final
  * steps. The exploits are the ones recorded from a policy trained by the main job.
  */
-import { createHash } from 'node:crypto';
 import {
   HashingEmbedder,
   JudgedExperienceModel,
@@ -23,13 +22,7 @@ import { parseAlfworldAction } from './action-grammar.js';
 import { createAlfworldAdapter } from './adapter.js';
 import { loadAlfworldExpertTrajectories } from './datasets/expert-trajectories.js';
 import { alfworldExperienceHints } from './experience-hints.js';
-import { alfworldDataDirectory } from './test-data-directory.js';
-
-/** Deterministic 80/20 split by task directory (no held-out game shares a scene with a stored one). */
-function isHeldOut(trajectory: Trajectory): boolean {
-  const directory = trajectory.task.id.split('/')[1]!;
-  return createHash('sha256').update(directory).digest()[0]! % 5 === 0;
-}
+import { alfworldDataDirectory, isHeldOutGame } from './test-data-directory.js';
 
 interface Data {
   train: Trajectory[];
@@ -43,7 +36,7 @@ function load(): Promise<Data> {
     const train: Trajectory[] = [];
     const heldOut: Trajectory[] = [];
     for await (const trajectory of loadAlfworldExpertTrajectories(alfworldDataDirectory())) {
-      (isHeldOut(trajectory) ? heldOut : train).push(trajectory);
+      (isHeldOutGame(trajectory) ? heldOut : train).push(trajectory);
     }
     const judge = OutcomeJudge.train(train, { parseAction: parseAlfworldAction });
     if (!judge) throw new Error('the expert trajectories hold no ended episode');
