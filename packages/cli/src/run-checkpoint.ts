@@ -120,6 +120,15 @@ export async function withRunCheckpoint<T>(
     log,
     embedder ? { embedder } : {},
   );
+  if (domain.evaluationTasks.length === 0) {
+    // Split names are the dataset's own (ALFWorld's valid_seen, MiniWoB++'s eval): a name it
+    // lacks would measure nothing and report every figure of no tasks as 0%.
+    const named = domain.adapter.defaults?.evaluationSplit;
+    fail(
+      `The ${domain.adapter.name} data holds no tasks of split "${domain.evaluationSplit}" (--eval-split): name a split it has, e.g. train${named && named !== 'train' ? ` or ${named}` : ''}.`,
+      '--eval-split',
+    );
+  }
   let models: SelectedModels | undefined;
   try {
     if (selection) {

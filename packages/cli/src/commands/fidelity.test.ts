@@ -389,7 +389,7 @@ describe('dreamgym fidelity on a web domain (MiniWoB++)', () => {
     expect(code).toBe(0);
   }, 60_000);
 
-  it('refuses a split the data lacks instead of reporting every figure of no tasks as 0%', async () => {
+  it('fidelity and eval refuse a split the data lacks instead of reporting every figure of no tasks as 0%', async () => {
     const io = captureIo();
     const code = await runCli(
       ['fidelity', '--run-dir', runDirectory, '--eval-split', 'valid_seen'],
@@ -400,6 +400,12 @@ describe('dreamgym fidelity on a web domain (MiniWoB++)', () => {
       /miniwob data holds no tasks of split "valid_seen" \(--eval-split\): name a split it has, e\.g\. train or eval/,
     );
     expect(existsSync(join(runDirectory, 'fidelity.json'))).toBe(false);
+    // eval reopens runs the same way, and refuses alike (it reported 0% on 0 episodes).
+    const evaluation = captureIo();
+    expect(
+      await runCli(['eval', '--run-dir', runDirectory, '--eval-split', 'valid_seen'], evaluation),
+    ).toBe(2);
+    expect(evaluation.err()).toMatch(/miniwob data holds no tasks of split "valid_seen"/);
   });
 
   it("samples the whole split, not the run's prefix of one page, and measures it on the real pages", {

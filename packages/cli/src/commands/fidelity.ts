@@ -17,7 +17,7 @@ import {
   type SuccessEstimate,
   SyntheticEnvironment,
 } from '@dreamgym/core';
-import { type Command, type CommandIo, fail, integer, parseFlags } from '../command-arguments.js';
+import { type Command, type CommandIo, integer, parseFlags } from '../command-arguments.js';
 import { htmlPage } from '../html-report.js';
 import { ProgressReporter, reportEpisodes } from '../progress.js';
 import { runDirectoryFlag, withRunCheckpoint } from '../run-checkpoint.js';
@@ -253,15 +253,6 @@ async function fidelity(args: string[], io: CommandIo): Promise<number> {
     // A sample is drawn from the whole split, not from the prefix the run evaluated on.
     { models: true, wholeSplit: sample !== undefined },
     async ({ config, domain, policy, checkpoint, models, log }) => {
-      if (domain.evaluationTasks.length === 0) {
-        // Split names are the dataset's own (ALFWorld's valid_seen, MiniWoB++'s eval): a
-        // name it lacks would measure nothing and report every figure as 0%.
-        const named = domain.adapter.defaults?.evaluationSplit;
-        fail(
-          `The ${domain.adapter.name} data holds no tasks of split "${domain.evaluationSplit}" (--eval-split): name a split it has, e.g. train${named && named !== 'train' ? ` or ${named}` : ''}.`,
-          '--eval-split',
-        );
-      }
       const maxSteps = maxStepsFlag ?? config.maxSteps;
       const k = config.retrieval.enabled ? config.retrieval.k : 0;
       const experienceModel = models!.experienceModel;
