@@ -244,8 +244,6 @@ interface ExampleBatch {
 export class OutcomeJudge {
   private readonly done: HashedLogistic;
   private readonly success: HashedLogistic;
-  /** Whether every ended episode seen so far had one outcome (then `success` is that outcome). */
-  private successConstant: boolean | undefined;
   private readonly parse: (text: string) => ParsedAction;
   private readonly mask: number;
   private readonly threshold: number;
@@ -307,16 +305,6 @@ export class OutcomeJudge {
     const { examples, summary } = batch;
     for (const key of Object.keys(summary) as (keyof OutcomeJudgeSummary)[])
       this.summary[key] += summary[key];
-    const outcomes = new Set(
-      examples.filter((example) => example.done).map((example) => example.success),
-    );
-    if (this.successConstant === undefined && this.summary.doneSteps === summary.doneSteps) {
-      // The first ended episodes seen: one outcome only means every end is that outcome.
-      this.successConstant = outcomes.size === 1 ? [...outcomes][0] : undefined;
-    } else if (this.successConstant !== undefined && outcomes.size > 0) {
-      if (outcomes.size > 1 || !outcomes.has(this.successConstant))
-        this.successConstant = undefined;
-    }
     const order = examples.map((_, index) => index);
     for (let epoch = 0; epoch < epochs; epoch += 1) {
       this.random.shuffle(order);
@@ -395,12 +383,10 @@ export class OutcomeJudge {
       this.mask,
     );
     const doneProbability = this.done.probability(features);
+    // While every ended episode seen had one outcome, that outcome is certain.
+    const { doneSteps, successSteps } = this.summary;
     const successProbability =
-      this.successConstant === undefined
-        ? this.success.probability(features)
-        : this.successConstant
-          ? 1
-          : 0;
+      successSteps === doneSteps ? 1 : successSteps === 0 ? 0 : this.success.probability(features);
     const done = doneProbability >= this.threshold;
     return {
       doneProbability,
