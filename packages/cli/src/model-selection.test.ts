@@ -123,7 +123,7 @@ describe('selectModels on ALFWorld with the local SmolLM2', () => {
         'task-generator': 'llm',
         'model-concurrency': '1',
       }),
-      { ...where, adapter: domain.adapter, retrievalModel: domain.experienceModel },
+      { ...where, adapter: domain.adapter, retrievalModel: domain.retrievalModel },
     );
   }, 120_000);
   afterAll(async () => {
@@ -171,7 +171,7 @@ describe('selectModels on ALFWorld with the local SmolLM2', () => {
       {
         ...where,
         adapter: domain.adapter,
-        retrievalModel: domain.experienceModel,
+        retrievalModel: domain.retrievalModel,
       },
     );
     try {

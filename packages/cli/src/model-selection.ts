@@ -313,11 +313,14 @@ export async function openChatModel(
 export interface SelectionContext extends SelectionEnvironment {
   /** The domain. */
   adapter: DomainAdapter;
-  /** The embedded experience model of the domain (`setUpDomain(...).experienceModel`): `embedded`, and the grounding of `hybrid`. */
+  /**
+   * The domain's retrieval model (`setUpDomain(...).retrievalModel`, outcomes unjudged):
+   * `embedded`, and the grounding of `hybrid`.
+   */
   retrievalModel: ExperienceModel;
   /**
-   * The domain's learned outcome judge (`setUpDomain(...).outcomeJudge`): the LLM and hybrid
-   * experience models have their outcomes judged by it too, as the embedded one does.
+   * The domain's learned outcome judge (`setUpDomain(...).outcomeJudge`): whichever experience
+   * model is selected, embedded, LLM or hybrid, has its outcomes judged by it, once.
    */
   outcomeJudge?: OutcomeJudge;
   /** Progress lines. */
@@ -406,14 +409,16 @@ export async function selectModels(
               parseAction: (text) => adapter.parseAction(text),
             })
           : reasoning;
-      if (context.outcomeJudge)
-        experienceModel = new JudgedExperienceModel(experienceModel, context.outcomeJudge);
       describe.push(
         `experience model: ${selection.experience === 'hybrid' ? 'grounded hybrid of retrieval and ' : ''}the reasoning LLM ${chatName} (${format.name} prompt, temperature ${selection.experienceTemperature})${context.outcomeJudge ? ', outcomes by the learned judge' : ''}`,
       );
     } else {
-      describe.push(`experience model: ${experienceModel.id} (embedded)`);
+      describe.push(
+        `experience model: ${experienceModel.id}${context.outcomeJudge ? '+judge' : ''} (embedded)`,
+      );
     }
+    if (context.outcomeJudge)
+      experienceModel = new JudgedExperienceModel(experienceModel, context.outcomeJudge);
     const policy =
       selection.policy === 'llm'
         ? new ChatModelPolicy({

@@ -115,7 +115,11 @@ export async function withRunCheckpoint<T>(
       ...(values['eval-tasks']
         ? { evalTasks: integer(values['eval-tasks'] as string, '--eval-tasks')! }
         : {}),
-      ...experiencePartFlags(values),
+      // Without the run's models (the real environment alone) no synthetic step is judged or
+      // remembered: skip learning the judge and the world memory at start-up.
+      ...(options.models
+        ? experiencePartFlags(values)
+        : { outcomeJudge: false, worldMemory: false }),
     },
     log,
     embedder ? { embedder } : {},

@@ -168,7 +168,7 @@ export function selectRunModels(
   const { embedder, ...rest } = context;
   return selectModels(selection, {
     adapter: domain.adapter,
-    retrievalModel: domain.experienceModel,
+    retrievalModel: domain.retrievalModel,
     ...(domain.outcomeJudge ? { outcomeJudge: domain.outcomeJudge } : {}),
     ...rest,
     ...(embedder ? { embedder } : {}),

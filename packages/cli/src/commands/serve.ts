@@ -380,7 +380,7 @@ async function serve(args: string[], io: CommandIo): Promise<number> {
   });
   const log = (message: string) => io.stderr.write(`${message}\n`);
   const domain = await setUpDomain(setup, log);
-  const chosen = await chooseModel?.(domain.adapter, domain.experienceModel, domain.outcomeJudge);
+  const chosen = await chooseModel?.(domain.adapter, domain.retrievalModel, domain.outcomeJudge);
   const model = chosen?.model;
   await mkdir(runDirectory, { recursive: true });
   const served = await serverPackage.serveDreamGym({
