@@ -26,7 +26,7 @@
  * conditions and seeds it runs) and benchmarks/results/miniwob-report.html.
  */
 import { existsSync } from 'node:fs';
-import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -55,13 +55,12 @@ import {
   wilsonInterval95,
 } from '@dreamgym/core';
 import {
-  buildMiniwobDataset,
   connectMiniwobReal,
   createMiniwobAdapter,
   MINIWOB_EXPERIMENT_TASKS,
-  type MiniwobDatasetSummary,
 } from '@dreamgym/miniwob';
 import { conditionConfig, PAPER_CONDITIONS } from './experiment-conditions.js';
+import { ensureMiniwobExperimentDataset } from './miniwob-dataset.js';
 
 const { values } = parseArgs({
   options: {
@@ -176,35 +175,14 @@ function perTask(rollouts: readonly Rollout[]): Record<string, Success> {
 }
 
 // The dataset, built on the real pages unless it is there already.
-let dataset: MiniwobDatasetSummary | { reused: true } = { reused: true };
-// A dataset is complete once its exploration episodes are written (the tasks file comes
-// first: an interrupted build leaves it without them).
-const trajectoriesDirectory = join(data, 'trajectories');
-const complete =
-  existsSync(join(data, 'tasks.jsonl')) &&
-  existsSync(trajectoriesDirectory) &&
-  (await readdir(trajectoriesDirectory)).some((name) => name.endsWith('.jsonl'));
-if (!complete) {
-  log(
-    `building the dataset in ${data}: ${MINIWOB_EXPERIMENT_TASKS.length} tasks x (${trainSeeds} train + ${evalSeeds} eval seeds), one exploration episode per train seed`,
-  );
-  let lastShown = 0;
-  dataset = await buildMiniwobDataset({
-    dir: data,
-    tasks: MINIWOB_EXPERIMENT_TASKS,
-    trainSeeds,
-    evalSeeds,
-    explorationMaxSteps: maxSteps,
-    concurrency: realConcurrency,
-    onProgress: ({ phase, done, total, detail }) => {
-      if (done === total || Date.now() - lastShown > 20_000) {
-        lastShown = Date.now();
-        log(`dataset ${phase} ${done}/${total} (${detail})`);
-      }
-    },
-  });
-  log(`dataset: ${JSON.stringify(dataset)}`);
-}
+const dataset = await ensureMiniwobExperimentDataset({
+  dir: data,
+  trainSeeds,
+  evalSeeds,
+  maxSteps,
+  concurrency: realConcurrency,
+  log,
+});
 
 const adapter = createMiniwobAdapter({ dataDir: data });
 async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {

@@ -33,7 +33,7 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { buildMiniwobDataset, MINIWOB_EXPERIMENT_TASKS } from '@dreamgym/miniwob';
+import { MINIWOB_EXPERIMENT_TASKS } from '@dreamgym/miniwob';
 import {
   dreamgymIn,
   type FidelityModel,
@@ -41,6 +41,7 @@ import {
   measureFidelity,
   type PolicyFidelity,
 } from './fidelity-measurement.js';
+import { ensureMiniwobExperimentDataset } from './miniwob-dataset.js';
 
 const { values } = parseArgs({
   options: {
@@ -91,41 +92,19 @@ async function records(file: string): Promise<Array<Record<string, unknown>>> {
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
-// The dataset, built on the real pages unless it is there already. It is complete once its
-// exploration episodes are written (the tasks file comes first: an interrupted build leaves
-// it without them).
-const trajectoriesDirectory = join(data, 'trajectories');
-const complete =
-  existsSync(join(data, 'tasks.jsonl')) &&
-  existsSync(trajectoriesDirectory) &&
-  (await readdir(trajectoriesDirectory)).some((name) => name.endsWith('.jsonl'));
-let built = false;
-if (!complete) {
-  const trainSeeds = Number(values['train-seeds']);
-  const evalSeeds = Number(values['eval-seeds']);
-  log(
-    `building the dataset in ${data}: ${MINIWOB_EXPERIMENT_TASKS.length} tasks x (${trainSeeds} train + ${evalSeeds} eval seeds), one exploration episode per train seed`,
-  );
-  let lastShown = 0;
-  const summary = await buildMiniwobDataset({
+// The dataset, built on the real pages unless it is there already.
+const built = !(
+  'reused' in
+  (await ensureMiniwobExperimentDataset({
     dir: data,
-    tasks: MINIWOB_EXPERIMENT_TASKS,
-    trainSeeds,
-    evalSeeds,
-    explorationMaxSteps: maxSteps,
+    trainSeeds: Number(values['train-seeds']),
+    evalSeeds: Number(values['eval-seeds']),
+    maxSteps,
     concurrency: realConcurrency,
-    onProgress: ({ phase, done, total, detail }) => {
-      if (done === total || Date.now() - lastShown > 20_000) {
-        lastShown = Date.now();
-        log(`dataset ${phase} ${done}/${total} (${detail})`);
-      }
-    },
-  });
-  log(`dataset: ${JSON.stringify(summary)}`);
-  built = true;
-} else {
-  log(`reusing the dataset in ${data}`);
-}
+    log,
+  }))
+);
+const trajectoriesDirectory = join(data, 'trajectories');
 // What the dataset holds, counted from its files (built now or earlier).
 const taskRecords = await records(join(data, 'tasks.jsonl'));
 const episodes = (
