@@ -7,20 +7,17 @@
 import {
   evaluateExperienceModel,
   type FidelityFigures,
-  HashingEmbedder,
-  ReplayBuffer,
+  type ReplayBuffer,
   RetrievalExperienceModel,
   SyntheticEnvironment,
   type Trajectory,
-  trajectoryToTransitions,
 } from '@dreamgym/core';
 import { describeEnvironmentConformance } from '@dreamgym/core/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAlfworldAction } from './action-grammar.js';
 import { createAlfworldAdapter } from './adapter.js';
-import { loadAlfworldExpertTrajectories } from './datasets/expert-trajectories.js';
 import { alfworldExperienceHints } from './experience-hints.js';
-import { alfworldDataDirectory, isHeldOutGame } from './test-data-directory.js';
+import { loadExpertSplit } from './expert-split.test-support.js';
 
 /**
  * Every third held-out game is evaluated (about 3,000 steps): the file is ordered by task
@@ -37,19 +34,7 @@ interface Data {
 }
 let data: Promise<Data> | undefined;
 function load(): Promise<Data> {
-  data ??= (async () => {
-    const train: Trajectory[] = [];
-    const heldOut: Trajectory[] = [];
-    for await (const trajectory of loadAlfworldExpertTrajectories(alfworldDataDirectory())) {
-      (isHeldOutGame(trajectory) ? heldOut : train).push(trajectory);
-    }
-    const buffer = ReplayBuffer.create({
-      embedder: new HashingEmbedder({ dimension: 256 }),
-      index: { type: 'flat' },
-    });
-    await buffer.add(train.flatMap((trajectory) => trajectoryToTransitions(trajectory)));
-    return { train, heldOut, buffer };
-  })();
+  data ??= loadExpertSplit();
   return data;
 }
 afterAll(async () => {

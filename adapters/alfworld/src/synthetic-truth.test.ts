@@ -7,22 +7,19 @@
  * steps. The exploits are the ones recorded from a policy trained by the main job.
  */
 import {
-  HashingEmbedder,
   JudgedExperienceModel,
   OutcomeJudge,
-  ReplayBuffer,
+  type ReplayBuffer,
   RetrievalExperienceModel,
   SyntheticEnvironment,
   type Trajectory,
-  trajectoryToTransitions,
   WorldMemory,
 } from '@dreamgym/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAlfworldAction } from './action-grammar.js';
 import { createAlfworldAdapter } from './adapter.js';
-import { loadAlfworldExpertTrajectories } from './datasets/expert-trajectories.js';
 import { alfworldExperienceHints } from './experience-hints.js';
-import { alfworldDataDirectory, isHeldOutGame } from './test-data-directory.js';
+import { loadExpertSplit } from './expert-split.test-support.js';
 
 interface Data {
   train: Trajectory[];
@@ -33,19 +30,10 @@ interface Data {
 let data: Promise<Data> | undefined;
 function load(): Promise<Data> {
   data ??= (async () => {
-    const train: Trajectory[] = [];
-    const heldOut: Trajectory[] = [];
-    for await (const trajectory of loadAlfworldExpertTrajectories(alfworldDataDirectory())) {
-      (isHeldOutGame(trajectory) ? heldOut : train).push(trajectory);
-    }
-    const judge = OutcomeJudge.train(train, { parseAction: parseAlfworldAction });
+    const split = await loadExpertSplit();
+    const judge = OutcomeJudge.train(split.train, { parseAction: parseAlfworldAction });
     if (!judge) throw new Error('the expert trajectories hold no ended episode');
-    const buffer = ReplayBuffer.create({
-      embedder: new HashingEmbedder({ dimension: 256 }),
-      index: { type: 'flat' },
-    });
-    await buffer.add(train.flatMap((trajectory) => trajectoryToTransitions(trajectory)));
-    return { train, heldOut, judge, buffer };
+    return { ...split, judge };
   })();
   return data;
 }

@@ -2,7 +2,6 @@
  * Test support: where the ALFWorld data lives for this package's tests. Not exported
  * from the package.
  */
-import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
@@ -26,14 +25,4 @@ export function alfworldDataDirectory(): string {
     );
   }
   return directory;
-}
-
-/**
- * The tests' deterministic 80/20 split of expert games by task directory
- * (`train/<task directory>/<trial>`): no held-out game shares its scene, objects and goal
- * with a stored one.
- */
-export function isHeldOutGame(trajectory: { task: { id: string } }): boolean {
-  const directory = trajectory.task.id.split('/')[1]!;
-  return createHash('sha256').update(directory).digest()[0]! % 5 === 0;
 }
