@@ -109,6 +109,8 @@ export async function writeOfflineBuffer(
   const open = (directory: string) =>
     ReplayBuffer.open(directory, { embedder, index: { type: 'flat' } });
   const offline = join(scratch, 'offline-buffer');
+  // A kept scratch folder may hold the buffer of an earlier run: it is written again whole.
+  await rm(offline, { recursive: true, force: true });
   const buffer = await open(offline);
   await buffer.add(
     setup.offlineTrajectories.flatMap((trajectory, index) =>

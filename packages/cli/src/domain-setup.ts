@@ -112,6 +112,60 @@ async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   return result;
 }
 
+/** The embedded experience model of {@link embeddedExperienceModel}, and its parts. */
+export interface EmbeddedExperienceModel {
+  /** Retrieval, its outcomes judged by `outcomeJudge` when there is one. */
+  experienceModel: ExperienceModel;
+  /** The retrieval model alone (next states from the neighbours, outcomes by their vote). */
+  retrievalModel: RetrievalExperienceModel;
+  /** The outcome judge learned from the trajectories (absent when disabled). */
+  outcomeJudge?: OutcomeJudge;
+}
+
+/**
+ * The embedded experience model `setUpDomain` builds, learned from `trajectories`: retrieval
+ * with the world memory of the trajectories' worlds, its outcomes judged by an `OutcomeJudge`.
+ * Every call builds new parts, so a model that learns from one run's real episodes
+ * (`ExperienceModel.learn`) is not the model another run starts from.
+ */
+export function embeddedExperienceModel(
+  adapter: DomainAdapter,
+  trajectories: readonly Trajectory[],
+  options: { outcomeJudge?: boolean; worldMemory?: boolean } = {},
+  log: (message: string) => void = () => {},
+): EmbeddedExperienceModel {
+  const parseAction = (text: string) => adapter.parseAction(text);
+  const worldMemory =
+    (options.worldMemory ?? true)
+      ? WorldMemory.fromTrajectories(trajectories, { parseAction })
+      : undefined;
+  if (worldMemory) {
+    log(
+      `world memory: ${worldMemory.size} first outcomes of one-entity actions in ${worldMemory.worlds} worlds`,
+    );
+  }
+  const retrievalModel = new RetrievalExperienceModel({
+    parseAction,
+    ...(adapter.experienceHints ? { hints: adapter.experienceHints } : {}),
+    ...(worldMemory ? { worldMemory } : {}),
+  });
+  const outcomeJudge =
+    (options.outcomeJudge ?? true) ? OutcomeJudge.train(trajectories, { parseAction }) : undefined;
+  if (outcomeJudge) {
+    const { steps, doneSteps, successSteps, counterfactuals } = outcomeJudge.summary;
+    log(
+      `outcome judge: learned from ${steps} offline steps (${doneSteps} ended an episode, ${successSteps} with success) and ${counterfactuals} counterfactual negatives`,
+    );
+  }
+  return {
+    experienceModel: outcomeJudge
+      ? new JudgedExperienceModel(retrievalModel, outcomeJudge)
+      : retrievalModel,
+    retrievalModel,
+    ...(outcomeJudge ? { outcomeJudge } : {}),
+  };
+}
+
 /**
  * Loads a domain for training or evaluation; errors say which flag to fix. `parts.embedder`
  * replaces the replay buffer's hashing embedder (`--embedder openai`).
@@ -188,40 +242,14 @@ export async function setUpDomain(
   log(
     `${options.domain}: ${seedTasks.length} seed tasks, ${evaluationTasks.length} ${evaluationSplit} tasks, ${replayBuffer.size} offline transitions (${index} index, ${((performance.now() - started) / 1000).toFixed(1)} s)`,
   );
-  const parseAction = (text: string) => adapter.parseAction(text);
-  const worldMemory = options.worldMemory
-    ? WorldMemory.fromTrajectories(trajectories, { parseAction })
-    : undefined;
-  if (worldMemory) {
-    log(
-      `world memory: ${worldMemory.size} first outcomes of one-entity actions in ${worldMemory.worlds} worlds`,
-    );
-  }
-  const retrievalModel = new RetrievalExperienceModel({
-    parseAction,
-    ...(adapter.experienceHints ? { hints: adapter.experienceHints } : {}),
-    ...(worldMemory ? { worldMemory } : {}),
-  });
-  const outcomeJudge = options.outcomeJudge
-    ? OutcomeJudge.train(trajectories, { parseAction })
-    : undefined;
-  if (outcomeJudge) {
-    const { steps, doneSteps, successSteps, counterfactuals } = outcomeJudge.summary;
-    log(
-      `outcome judge: learned from ${steps} offline steps (${doneSteps} ended an episode, ${successSteps} with success) and ${counterfactuals} counterfactual negatives`,
-    );
-  }
+  const models = embeddedExperienceModel(adapter, trajectories, options, log);
   return {
     adapter,
     seedTasks,
     evaluationTasks,
     evaluationSplit,
     replayBuffer,
-    experienceModel: outcomeJudge
-      ? new JudgedExperienceModel(retrievalModel, outcomeJudge)
-      : retrievalModel,
-    retrievalModel,
-    ...(outcomeJudge ? { outcomeJudge } : {}),
+    ...models,
     realEnvironment: () => adapter.connectReal({}),
     offlineTransitions: replayBuffer.size,
     offlineTrajectories: trajectories,

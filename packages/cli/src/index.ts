@@ -7,10 +7,12 @@ export {
   type DomainSetup,
   type DomainSetupOptions,
   DomainSetupOptionsSchema,
+  type EmbeddedExperienceModel,
+  embeddedExperienceModel,
   setUpDomain,
 } from './domain-setup.js';
 export { adapterFactoryName, installedAdapterPackages, loadDomainAdapter } from './domains.js';
-export { loadRun, type ReportRun, renderReport } from './html-report.js';
+export { htmlPage, loadRun, type ReportRun, renderReport } from './html-report.js';
 export {
   estimateRemainingMs,
   formatProgressBar,
@@ -20,4 +22,4 @@ export {
   type ProgressState,
   reportEpisodes,
 } from './progress.js';
-export { type ChartSeries, type LineChartOptions, lineChart } from './svg-chart.js';
+export { type ChartSeries, escapeHtml, type LineChartOptions, lineChart } from './svg-chart.js';

@@ -11,6 +11,8 @@ export interface ChartSeries {
   dashed?: boolean;
   /** Palette index; series of one run share it. Default: the series' position. */
   colorIndex?: number;
+  /** A shaded band under the line, e.g. 95% intervals: [x, low, high] per point, in x order. */
+  band?: Array<[number, number, number]>;
 }
 
 export interface LineChartOptions {
@@ -20,6 +22,13 @@ export interface LineChartOptions {
   series: ChartSeries[];
   /** Fixed y range, e.g. [0, 1] for rates; default: the data's range. */
   yRange?: [number, number];
+  /**
+   * How x maps to the page: `linear` (default) or `sqrt`, which spreads the small values of a
+   * range starting at 0 (3K, 10K, 30K and 80K transitions all stay readable).
+   */
+  xScale?: 'linear' | 'sqrt';
+  /** The x axis' tick values; default round values over the data's range. */
+  xTicks?: number[];
   width?: number;
   height?: number;
 }
@@ -68,7 +77,12 @@ export function lineChart(options: LineChartOptions): string {
   const margin = { top: 36, right: 16, bottom: 44, left: 56 };
   const points = options.series.flatMap((series) => series.points);
   const xs = points.map(([x]) => x);
-  const ys = points.map(([, y]) => y);
+  const ys = [
+    ...points.map(([, y]) => y),
+    ...options.series.flatMap((series) =>
+      (series.band ?? []).flatMap(([, low, high]) => [low, high]),
+    ),
+  ];
   const xLow = xs.length ? Math.min(...xs) : 0;
   const xHigh = xs.length ? Math.max(...xs) : 1;
   let [yLow, yHigh] = options.yRange ?? [
@@ -78,8 +92,13 @@ export function lineChart(options: LineChartOptions): string {
   if (yHigh === yLow) [yLow, yHigh] = [yLow - 1, yHigh + 1];
   const plotWidth = width - margin.left - margin.right;
   const plotHeight = height - margin.top - margin.bottom;
+  const warp =
+    options.xScale === 'sqrt' ? (x: number) => Math.sqrt(Math.max(0, x)) : (x: number) => x;
   const xScale = (x: number) =>
-    margin.left + (xHigh === xLow ? plotWidth / 2 : ((x - xLow) / (xHigh - xLow)) * plotWidth);
+    margin.left +
+    (xHigh === xLow
+      ? plotWidth / 2
+      : ((warp(x) - warp(xLow)) / (warp(xHigh) - warp(xLow))) * plotWidth);
   const yScale = (y: number) =>
     margin.top + plotHeight - ((y - yLow) / (yHigh - yLow)) * plotHeight;
 
@@ -95,7 +114,7 @@ export function lineChart(options: LineChartOptions): string {
       `<text x="${margin.left - 6}" y="${y + 4}" text-anchor="end" font-size="11">${formatTick(tick)}</text>`,
     );
   }
-  for (const tick of niceTicks(xLow, xHigh, 6)) {
+  for (const tick of options.xTicks ?? niceTicks(xLow, xHigh, 6)) {
     const x = xScale(tick);
     parts.push(
       `<text x="${x}" y="${height - margin.bottom + 16}" text-anchor="middle" font-size="11">${formatTick(tick)}</text>`,
@@ -109,6 +128,17 @@ export function lineChart(options: LineChartOptions): string {
   );
   options.series.forEach((series, index) => {
     const color = PALETTE[(series.colorIndex ?? index) % PALETTE.length]!;
+    if (series.band && series.band.length > 0) {
+      const upper = series.band.map(
+        ([x, , high]) => `${xScale(x).toFixed(1)},${yScale(high).toFixed(1)}`,
+      );
+      const lower = series.band
+        .map(([x, low]) => `${xScale(x).toFixed(1)},${yScale(low).toFixed(1)}`)
+        .reverse();
+      parts.push(
+        `<polygon fill="${color}" fill-opacity="0.15" stroke="none" points="${[...upper, ...lower].join(' ')}"/>`,
+      );
+    }
     const dash = series.dashed ? ' stroke-dasharray="6 4"' : '';
     if (series.points.length > 1) {
       const path = series.points

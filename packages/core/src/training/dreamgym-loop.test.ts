@@ -129,6 +129,48 @@ describe('DreamGymLoop on the corridor with the embedded defaults', () => {
     expect(progress.at(-1)).toEqual({ done: metrics.length, total: metrics.length });
   });
 
+  it('waits for an asynchronous onIteration before the checkpoint: a snapshot per iteration holds the policy that iteration left', async () => {
+    const runDirectory = join(directory, 'snapshots');
+    const config: DreamGymConfigInput = {
+      iterations: 3,
+      evaluation: { every: 0, environments: [] },
+      simToReal: { realTransitionBudget: 0, tasksPerIteration: 3, rolloutsPerTask: 2 },
+    };
+    const policy = createLinearSoftmaxPolicy(
+      parseDreamGymConfig({ ...corridorLoopConfig, ...config }),
+    );
+    const snapshots: string[] = [];
+    const loop = await corridorLoop(
+      runDirectory,
+      {
+        policy,
+        onIteration: async (metrics) => {
+          // A slow hook: the loop may not save the iteration's checkpoint, nor finish, first.
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          const snapshot = join(directory, `snapshot-${metrics.iteration}`);
+          await policy.saveState(snapshot);
+          snapshots.push(snapshot);
+        },
+      },
+      config,
+    );
+    await loop.run();
+    expect(snapshots).toHaveLength(3);
+    // The last snapshot holds the trained policy: the same weights as the run's last checkpoint.
+    const fromSnapshot = createLinearSoftmaxPolicy(parseDreamGymConfig(corridorLoopConfig));
+    await fromSnapshot.loadState(snapshots.at(-1)!);
+    const fromCheckpoint = createLinearSoftmaxPolicy(parseDreamGymConfig(corridorLoopConfig));
+    await loadRunPolicy(runDirectory, fromCheckpoint);
+    const decide = (decider: LinearSoftmaxPolicy) =>
+      decider.act(
+        { text: 'You are in cell 1 of the corridor.' },
+        { task: corridorSeedTasks()[0]!, history: [], candidates: ['left', 'right'], greedy: true },
+      );
+    expect(await decide(fromSnapshot)).toEqual(await decide(policy));
+    expect(await decide(fromCheckpoint)).toEqual(await decide(policy));
+    expect((await decide(policy)).logprob).not.toBeCloseTo(Math.log(0.5), 6);
+  });
+
   it('resumes after a crash mid-run exactly as an uninterrupted run of the same seed', async () => {
     const reference = await (await corridorLoop(join(directory, 'reference'))).run();
 

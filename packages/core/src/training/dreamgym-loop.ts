@@ -86,9 +86,16 @@ export interface DreamGymComponents {
   /**
    * Called after every iteration (progress bars, logs). `total` is the planned number of
    * iterations; with a real-transition budget it is an estimate, revised after every real
-   * iteration from the transitions they used, and equals `done` after the last one.
+   * iteration from the transitions they used, and equals `done` after the last one. When it
+   * returns a promise the loop waits for it before it saves the iteration's checkpoint, so a hook
+   * that keeps a copy of the policy (a learning curve's snapshots) sees the policy the
+   * iteration left, and a run resumed after a crash calls it again for the iterations the
+   * last checkpoint does not cover.
    */
-  onIteration?: (metrics: IterationMetrics, progress: { done: number; total: number }) => void;
+  onIteration?: (
+    metrics: IterationMetrics,
+    progress: { done: number; total: number },
+  ) => unknown;
   /** Receives log lines. */
   log?: (message: string) => void;
 }
@@ -730,7 +737,7 @@ export class DreamGymLoop {
     counters.metricsLines += 1;
     counters.iteration += 1;
     state.metrics.push(record);
-    this.components.onIteration?.(record, {
+    await this.components.onIteration?.(record, {
       done: counters.iteration,
       total: state.totalIterations,
     });
