@@ -92,10 +92,7 @@ export interface DreamGymComponents {
    * iteration left, and a run resumed after a crash calls it again for the iterations the
    * last checkpoint does not cover.
    */
-  onIteration?: (
-    metrics: IterationMetrics,
-    progress: { done: number; total: number },
-  ) => unknown;
+  onIteration?: (metrics: IterationMetrics, progress: { done: number; total: number }) => unknown;
   /** Receives log lines. */
   log?: (message: string) => void;
 }
