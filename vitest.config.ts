@@ -12,7 +12,19 @@ const root = import.meta.dirname;
 interface WorkspacePackage {
   name: string;
   directory: string;
-  subpaths: string[];
+  /** Each export subpath with the source file its built file comes from. */
+  subpaths: Array<{ subpath: string; source: string }>;
+}
+
+/** `./dist/testing/vitest.js` -> `src/testing/vitest.ts`: the source a built entry comes from. */
+function sourceOf(directory: string, target: unknown): string {
+  let file = target;
+  while (file !== null && typeof file === 'object') {
+    const conditions = file as Record<string, unknown>;
+    file = conditions.import ?? conditions.default ?? conditions.require;
+  }
+  if (typeof file !== 'string') return resolve(directory, 'src', 'index.ts');
+  return resolve(directory, file.replace(/^\.\/dist\//, 'src/').replace(/\.(c|m)?js$/, '.ts'));
 }
 
 function workspacePackages(): WorkspacePackage[] {
@@ -28,9 +40,10 @@ function workspacePackages(): WorkspacePackage[] {
       const manifestPath = join(directory, 'package.json');
       if (!existsSync(manifestPath)) continue;
       const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
-      const subpaths = Object.keys(manifest.exports ?? { '.': null }).filter(
-        (subpath) => subpath !== './package.json',
-      );
+      const exports: Record<string, unknown> = manifest.exports ?? { '.': './dist/index.js' };
+      const subpaths = Object.entries(exports)
+        .filter(([subpath]) => subpath !== './package.json')
+        .map(([subpath, target]) => ({ subpath, source: sourceOf(directory, target) }));
       packages.push({ name: manifest.name, directory, subpaths });
     }
   }
@@ -40,10 +53,10 @@ function workspacePackages(): WorkspacePackage[] {
 const packages = workspacePackages();
 
 /** `@dreamgym/core` -> packages/core/src/index.ts, `@dreamgym/core/testing` -> src/testing/index.ts. */
-const sourceAliases = packages.flatMap(({ name, directory, subpaths }) =>
-  subpaths.map((subpath) => ({
+const sourceAliases = packages.flatMap(({ name, subpaths }) =>
+  subpaths.map(({ subpath, source }) => ({
     find: new RegExp(`^${(name + subpath.slice(1)).replace(/[/.]/g, '\\$&')}$`),
-    replacement: resolve(directory, 'src', subpath === '.' ? '' : subpath.slice(2), 'index.ts'),
+    replacement: source,
   })),
 );
 

@@ -41,14 +41,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import {
-  embeddedExperienceModel,
-  escapeHtml,
-  htmlPage,
-  lineChart,
-  reportEpisodes,
-  setUpDomain,
-} from '@dreamgym/cli';
+import { embeddedExperienceModel, reportEpisodes, setUpDomain } from '@dreamgym/cli';
 import {
   createLinearSoftmaxPolicy,
   type DreamGymConfigInput,
@@ -60,11 +53,22 @@ import {
   type LinearSoftmaxPolicy,
   parseDreamGymConfig,
   SeededRandom,
-  SyntheticEnvironment,
+  syntheticEnvironmentFromConfig,
   type Task,
-  wilsonInterval95,
 } from '@dreamgym/core';
 import { log, writeOfflineBuffer } from './alfworld-protocol.js';
+import { marksCrossed, type PointCost, readCost, runMetrics, writeCost } from './budgets-points.js';
+import {
+  BUDGET_CONDITIONS,
+  type BudgetCondition,
+  type BudgetSettings,
+  budgetClaims,
+  budgetTable,
+  type CurvePoint,
+  renderBudgetReport,
+  type SplitResult,
+  withInterval,
+} from './budgets-report.js';
 
 const { values } = parseArgs({
   options: {
@@ -106,22 +110,11 @@ const finalBudget = marks.at(-1)!;
 const s2rBudget = positiveIntegers('s2r-budget', values['s2r-budget']!)[0]!;
 const servers = positiveIntegers('servers', values.servers!)[0]!;
 const gapTaskCount = positiveIntegers('gap-tasks', values['gap-tasks']!)[0]!;
-const CONDITIONS = [
-  'start',
-  'real-grpo',
-  'real-ppo',
-  'dreamgym',
-  'dreamgym-s2r',
-  'no-curriculum',
-  'no-replay',
-  'no-retrieval',
-] as const;
-type Condition = (typeof CONDITIONS)[number];
-const conditions = values.conditions!.split(',').filter(Boolean) as Condition[];
+const conditions = values.conditions!.split(',').filter(Boolean) as BudgetCondition[];
 for (const condition of conditions) {
-  if (!CONDITIONS.includes(condition)) {
+  if (!BUDGET_CONDITIONS.includes(condition)) {
     throw new Error(
-      `--conditions: unknown condition ${condition} (known: ${CONDITIONS.join(', ')}).`,
+      `--conditions: unknown condition ${condition} (known: ${BUDGET_CONDITIONS.join(', ')}).`,
     );
   }
 }
@@ -153,30 +146,6 @@ const START_WHY =
 
 // ---------------------------------------------------------------- results file
 
-interface SplitResult {
-  successRate: number;
-  interval: [number, number];
-  episodes: number;
-}
-interface CurvePoint {
-  condition: Condition;
-  seed: number;
-  realTransitions: number;
-  syntheticTransitions: number;
-  /** Policy updates (loop iterations) from the starting policy. */
-  updates: number;
-  /** Training wall time from the starting policy (behaviour cloning not counted). */
-  wallSeconds: number;
-  /** Greedy real success. */
-  valid_seen?: SplitResult;
-  valid_unseen?: SplitResult;
-  /** Sampled real success (final points). */
-  sampled?: { valid_seen?: SplitResult; valid_unseen?: SplitResult };
-  /** The same training games greedy in the synthetic environment and on the real engine (final points). */
-  syntheticToRealGap?: { tasks: number; synthetic?: number; real?: number };
-  /** Whether this point ends its condition's training (the point the final table reads). */
-  final: boolean;
-}
 interface Results {
   curves: CurvePoint[];
 }
@@ -185,7 +154,7 @@ const results: Results = existsSync(resultsFile)
   : { curves: [] };
 
 function pointOf(
-  condition: Condition,
+  condition: BudgetCondition,
   seed: number,
   realTransitions: number,
 ): CurvePoint | undefined {
@@ -258,12 +227,10 @@ async function evaluate(
         environment === 'real'
           ? () => realPool.lease()
           : () =>
-              new SyntheticEnvironment({
-                model: gapModel!.experienceModel,
+              syntheticEnvironmentFromConfig(baseConfig(options.seed), {
+                experienceModel: gapModel!.experienceModel,
                 retriever: gapBuffer!,
                 adapter: setup.adapter,
-                k: 8,
-                maxSteps,
               }),
       environment,
       tasks: options.tasks,
@@ -288,20 +255,8 @@ async function freshModels() {
 // ---------------------------------------------------------------- training
 
 /** Where a condition's curve points keep their policies and what they cost. */
-const pointDirectory = (condition: Condition, seed: number, realTransitions: number) =>
+const pointDirectory = (condition: BudgetCondition, seed: number, realTransitions: number) =>
   join(scratch, `points`, `${condition}-${seed}`, String(realTransitions));
-
-interface PointCost {
-  realTransitions: number;
-  syntheticTransitions: number;
-  updates: number;
-  wallSeconds: number;
-}
-
-async function readCost(directory: string): Promise<PointCost | undefined> {
-  const file = join(directory, 'cost.json');
-  return existsSync(file) ? (JSON.parse(await readFile(file, 'utf8')) as PointCost) : undefined;
-}
 
 /**
  * Trains `condition` from the policy in `from` with `config` in its run folder (resumed when
@@ -311,7 +266,7 @@ async function readCost(directory: string): Promise<PointCost | undefined> {
  * exactly the points its checkpoint does not cover.
  */
 async function train(
-  condition: Condition,
+  condition: BudgetCondition,
   seed: number,
   config: DreamGymConfigInput,
   from: string,
@@ -350,7 +305,7 @@ async function train(
               updates: metrics.iteration + 1,
               wallSeconds: records.reduce((total, record) => total + record.seconds, 0),
             };
-            await writeFile(join(directory, 'cost.json'), `${JSON.stringify(cost)}\n`);
+            await writeCost(directory, cost);
             log(`${condition} seed ${seed}: kept the policy at ${point} real transitions`);
           }
         },
@@ -363,21 +318,6 @@ async function train(
   log(
     `${condition} seed ${seed}: trained (${((performance.now() - started) / 60_000).toFixed(1)} min this time)`,
   );
-}
-
-/** The run's iteration records so far (the loop appends each before `onIteration`). */
-async function runMetrics(runDirectory: string): Promise<IterationMetrics[]> {
-  return (await readFile(join(runDirectory, 'metrics.jsonl'), 'utf8'))
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as IterationMetrics);
-}
-
-/** The marks the last iteration of `records` crossed: past the one before, up to its own. */
-function marksCrossed(records: readonly IterationMetrics[], wanted: readonly number[]): number[] {
-  const before = records.at(-2)?.realTransitions ?? 0;
-  const after = records.at(-1)!.realTransitions;
-  return wanted.filter((mark) => before < mark && mark <= after);
 }
 
 /** The starting policy of `seed`, cloned once into the scratch folder. */
@@ -413,16 +353,13 @@ async function startPolicy(seed: number): Promise<string> {
     updates: 0,
     wallSeconds: 0,
   };
-  await writeFile(join(directory, 'cost.json'), `${JSON.stringify(cost)}\n`);
+  await writeCost(directory, cost);
   return join(directory, 'policy');
 }
 
 /** A real-env RL condition: snapshots at every mark. */
 async function trainReal(condition: 'real-grpo' | 'real-ppo', seed: number): Promise<void> {
-  const pending = marks.filter(
-    (mark) => !existsSync(join(pointDirectory(condition, seed, mark), 'cost.json')),
-  );
-  if (pending.length === 0) return;
+  if (await readCost(pointDirectory(condition, seed, finalBudget))) return;
   const from = await startPolicy(seed);
   const base = baseConfig(seed);
   await train(
@@ -461,7 +398,7 @@ const SYNTHETIC_VARIANTS: Record<string, (config: DreamGymConfigInput) => DreamG
   'no-retrieval': (config) => ({ ...config, retrieval: { enabled: false, k: 8 } }),
 };
 
-async function trainSynthetic(condition: Condition, seed: number): Promise<void> {
+async function trainSynthetic(condition: BudgetCondition, seed: number): Promise<void> {
   if (await readCost(pointDirectory(condition, seed, 0))) return;
   const updates = await updatesAtFinalBudget(seed);
   const from = await startPolicy(seed);
@@ -496,14 +433,14 @@ async function trainSimToReal(seed: number): Promise<void> {
     updates: synthetic.updates + real.updates,
     wallSeconds: synthetic.wallSeconds + real.wallSeconds,
   };
-  await writeFile(join(directory, 'cost.json'), `${JSON.stringify(cost)}\n`);
+  await writeCost(directory, cost);
 }
 
 // ---------------------------------------------------------------- evaluation of the points
 
 /** Evaluates what the point still lacks, writing the results file after every measurement. */
 async function evaluatePoint(
-  condition: Condition,
+  condition: BudgetCondition,
   seed: number,
   realTransitions: number,
   final: boolean,
@@ -564,139 +501,18 @@ async function evaluatePoint(
   }
 }
 
-// ---------------------------------------------------------------- summary, claims, report
-
-/** Greedy success pooled over seeds and both splits, with the pool's Wilson interval. */
-function pooled(points: readonly CurvePoint[]): SplitResult | undefined {
-  const splits = points
-    .flatMap((point) => [point.valid_seen, point.valid_unseen])
-    .filter((value): value is SplitResult => value !== undefined);
-  if (splits.length === 0) return undefined;
-  const episodes = splits.reduce((total, value) => total + value.episodes, 0);
-  const successes = splits.reduce(
-    (total, value) => total + Math.round(value.successRate * value.episodes),
-    0,
-  );
-  return {
-    successRate: successes / episodes,
-    interval: wilsonInterval95(successes, episodes),
-    episodes,
-  };
-}
-
-const finalPoints = (condition: Condition) =>
-  results.curves.filter(
-    (point) =>
-      point.condition === condition && point.final && point.valid_seen && point.valid_unseen,
-  );
-const disjoint = (a: SplitResult, b: SplitResult) =>
-  a.interval[0] > b.interval[1] || b.interval[0] > a.interval[1];
-const pct = (value: number | undefined) =>
-  value === undefined ? '–' : `${(100 * value).toFixed(1)}%`;
-const withInterval = (value: SplitResult | undefined) =>
-  value === undefined
-    ? '–'
-    : `${pct(value.successRate)} [${(100 * value.interval[0]).toFixed(1)}, ${(100 * value.interval[1]).toFixed(1)}] n=${value.episodes}`;
-
-function claims() {
-  const start = pooled(finalPoints('start'));
-  const realRl = pooled(finalPoints('real-grpo'));
-  const dreamgym = pooled(finalPoints('dreamgym'));
-  const s2r = pooled(finalPoints('dreamgym-s2r'));
-  const seedsOf = (condition: Condition) => finalPoints(condition).map((point) => point.seed);
-  const figures = {
-    start,
-    realGrpo: realRl,
-    dreamgym,
-    s2r,
-    seeds: {
-      realGrpo: seedsOf('real-grpo'),
-      dreamgym: seedsOf('dreamgym'),
-      s2r: seedsOf('dreamgym-s2r'),
-    },
-  };
-  const realRlImproves =
-    start && realRl
-      ? {
-          claim: `Real-env GRPO with ${finalBudget} real transitions improves on the starting policy (the premise of both claims).`,
-          figures: { start, realGrpo: realRl },
-          supported: realRl.successRate > start.successRate && disjoint(realRl, start),
-          note: `${withInterval(realRl)} against ${withInterval(start)} (greedy, both splits, pooled over seeds)`,
-        }
-      : undefined;
-  return [
-    ...(realRlImproves ? [realRlImproves] : []),
-    {
-      claim: `DreamGym with 0 real transitions matches real-env RL with ${finalBudget} (the paper's WebShop and ALFWorld rows: close to GRPO and PPO at 80K).`,
-      figures,
-      supported:
-        realRl && dreamgym
-          ? dreamgym.successRate >= 0.9 * realRl.successRate || !disjoint(dreamgym, realRl)
-          : null,
-      note:
-        realRl && dreamgym
-          ? `DreamGym ${withInterval(dreamgym)} against real-env GRPO ${withInterval(realRl)}: ${dreamgym.successRate >= realRl.successRate ? 'at or above it' : `${(100 * (realRl.successRate - dreamgym.successRate)).toFixed(1)} points below it`}, intervals ${disjoint(dreamgym, realRl) ? 'disjoint' : 'overlapping'}`
-          : 'not yet measured',
-    },
-    {
-      claim: `DreamGym-S2R with ${s2rBudget} real transitions beats real-env RL with ${finalBudget}.`,
-      figures,
-      supported:
-        realRl && s2r ? s2r.successRate > realRl.successRate && disjoint(s2r, realRl) : null,
-      note:
-        realRl && s2r
-          ? `S2R ${withInterval(s2r)} against real-env GRPO ${withInterval(realRl)}: ${s2r.successRate > realRl.successRate ? 'higher' : 'not higher'}, intervals ${disjoint(s2r, realRl) ? 'disjoint (a separation)' : 'overlapping (not a separation)'}`
-          : 'not yet measured',
-    },
-  ];
-}
-
-function finalTable() {
-  return CONDITIONS.map((condition) => {
-    const points = finalPoints(condition);
-    if (points.length === 0) return undefined;
-    const mean = (read: (point: CurvePoint) => number | undefined) => {
-      const numbers = points.map(read).filter((value): value is number => value !== undefined);
-      return numbers.length === 0 ? undefined : numbers.reduce((a, b) => a + b, 0) / numbers.length;
-    };
-    const pool = (read: (point: CurvePoint) => SplitResult | undefined) => {
-      const found = points.map(read).filter((value): value is SplitResult => value !== undefined);
-      if (found.length === 0) return undefined;
-      const episodes = found.reduce((total, value) => total + value.episodes, 0);
-      const successes = found.reduce(
-        (total, value) => total + Math.round(value.successRate * value.episodes),
-        0,
-      );
-      return {
-        successRate: successes / episodes,
-        interval: wilsonInterval95(successes, episodes),
-        episodes,
-      };
-    };
-    return {
-      condition,
-      seeds: points.map((point) => point.seed),
-      realTransitions: mean((point) => point.realTransitions)!,
-      syntheticTransitions: mean((point) => point.syntheticTransitions)!,
-      updates: mean((point) => point.updates)!,
-      wallSeconds: mean((point) => point.wallSeconds)!,
-      valid_seen: pool((point) => point.valid_seen),
-      valid_unseen: pool((point) => point.valid_unseen),
-      sampled_valid_seen: pool((point) => point.sampled?.valid_seen),
-      sampled_valid_unseen: pool((point) => point.sampled?.valid_unseen),
-      both: pooled(points),
-      syntheticToRealGap: {
-        synthetic: mean((point) => point.syntheticToRealGap?.synthetic),
-        real: mean((point) => point.syntheticToRealGap?.real),
-      },
-    };
-  }).filter((row) => row !== undefined);
-}
+const reportSettings: BudgetSettings = {
+  finalBudget,
+  s2rBudget,
+  marks,
+  gapTaskCount,
+  startHow: START_HOW,
+};
 
 async function writeResults(): Promise<void> {
   results.curves.sort(
     (a, b) =>
-      CONDITIONS.indexOf(a.condition) - CONDITIONS.indexOf(b.condition) ||
+      BUDGET_CONDITIONS.indexOf(a.condition) - BUDGET_CONDITIONS.indexOf(b.condition) ||
       a.seed - b.seed ||
       a.realTransitions - b.realTransitions,
   );
@@ -728,171 +544,15 @@ async function writeResults(): Promise<void> {
       bySeed: results.curves.filter((point) => point.condition === 'start'),
     },
     curves: results.curves,
-    table: finalTable(),
-    claims: claims(),
+    table: budgetTable(results.curves),
+    claims: budgetClaims(results.curves, reportSettings),
   };
   const temporary = `${resultsFile}.tmp`;
   await writeFile(temporary, `${JSON.stringify(document, null, 2)}\n`);
   await rename(temporary, resultsFile);
   await writeFile(
     join(resultsDirectory, 'alfworld-budgets-report.html'),
-    renderBudgetReport(document),
-  );
-}
-
-const COLORS: Partial<Record<Condition, number>> = {
-  start: 5,
-  'real-grpo': 0,
-  'real-ppo': 4,
-  dreamgym: 1,
-  'dreamgym-s2r': 2,
-};
-
-function renderBudgetReport(document: {
-  curves: CurvePoint[];
-  table: ReturnType<typeof finalTable>;
-  claims: ReturnType<typeof claims>;
-}): string {
-  const chart = (split: Split | 'both') => {
-    const series = (['real-grpo', 'real-ppo', 'dreamgym', 'dreamgym-s2r'] as const).flatMap(
-      (condition) => {
-        const bySeed = new Map<number, CurvePoint[]>();
-        for (const point of document.curves) {
-          if (
-            point.condition !== condition &&
-            !(point.condition === 'start' && condition.startsWith('real'))
-          )
-            continue;
-          if (
-            point.condition === 'start' &&
-            !document.curves.some(
-              (other) => other.condition === condition && other.seed === point.seed,
-            )
-          )
-            continue;
-          bySeed.set(point.seed, [...(bySeed.get(point.seed) ?? []), point]);
-        }
-        // S2R's line starts at DreamGym's point (0 real transitions).
-        if (condition === 'dreamgym-s2r') {
-          for (const [seed, points] of bySeed) {
-            const dreamgym = document.curves.find(
-              (point) => point.condition === 'dreamgym' && point.seed === seed,
-            );
-            if (dreamgym) points.unshift(dreamgym);
-          }
-        }
-        // One line per condition: success pooled over the seeds measured at each x.
-        const xs = [
-          ...new Set(
-            [...bySeed.values()].flatMap((points) => points.map((point) => point.realTransitions)),
-          ),
-        ].sort((a, b) => a - b);
-        const line: Array<[number, number]> = [];
-        const band: Array<[number, number, number]> = [];
-        for (const x of xs) {
-          const at = [...bySeed.values()].flatMap((points) =>
-            points.filter((point) => point.realTransitions === x),
-          );
-          const value =
-            split === 'both'
-              ? pooled(at)
-              : pooled(
-                  at.map((point) => ({
-                    ...point,
-                    valid_seen: point[split],
-                    valid_unseen: undefined,
-                  })),
-                );
-          if (!value) continue;
-          line.push([x, value.successRate]);
-          band.push([x, value.interval[0], value.interval[1]]);
-        }
-        if (line.length === 0) return [];
-        const seedsMeasured = [...bySeed.keys()].join(', ');
-        if (condition === 'dreamgym') {
-          // DreamGym uses no real transition: a level across the chart, to read against the
-          // other lines at every budget.
-          const [[, y]] = line as [[number, number]];
-          const [[, low, high]] = band as [[number, number, number]];
-          return [
-            {
-              name: `dreamgym, 0 real (seeds ${seedsMeasured})`,
-              points: [
-                [0, y],
-                [finalBudget, y],
-              ] as Array<[number, number]>,
-              band: [
-                [0, low, high],
-                [finalBudget, low, high],
-              ] as Array<[number, number, number]>,
-              dashed: true,
-              colorIndex: COLORS[condition]!,
-            },
-          ];
-        }
-        return [
-          {
-            name: `${condition} (seeds ${seedsMeasured})`,
-            points: line,
-            band,
-            colorIndex: COLORS[condition]!,
-          },
-        ];
-      },
-    );
-    return lineChart({
-      title:
-        split === 'both'
-          ? 'Both splits, greedy, pooled over seeds'
-          : `${split}, greedy, pooled over seeds`,
-      xLabel: 'real transitions used (sqrt scale)',
-      yLabel: 'real success',
-      series,
-      yRange: [0, Math.max(0.3, ...series.flatMap((line) => line.band.map(([, , high]) => high)))],
-      xScale: 'sqrt',
-      xTicks: [0, ...new Set([s2rBudget, ...marks])].sort((a, b) => a - b),
-      width: 560,
-      height: 340,
-    });
-  };
-  const cell = (value: SplitResult | undefined) =>
-    value === undefined
-      ? '<td>–</td>'
-      : `<td>${pct(value.successRate)} <span class="ci">[${(100 * value.interval[0]).toFixed(1)}, ${(100 * value.interval[1]).toFixed(1)}] n=${value.episodes}</span></td>`;
-  const rows = document.table
-    .map(
-      (row) =>
-        `<tr><th>${escapeHtml(row.condition)}</th><td>${row.seeds.join(', ')}</td><td>${Math.round(row.realTransitions)}</td><td>${Math.round(row.syntheticTransitions)}</td><td>${Math.round(row.updates)}</td><td>${(row.wallSeconds / 60).toFixed(1)}</td>${cell(row.valid_seen)}${cell(row.valid_unseen)}${cell(row.both)}${cell(row.sampled_valid_seen)}${cell(row.sampled_valid_unseen)}<td>${pct(row.syntheticToRealGap.synthetic)} vs ${pct(row.syntheticToRealGap.real)}</td></tr>`,
-    )
-    .join('\n');
-  const claimItems = document.claims
-    .map(
-      (claim) =>
-        `<li><strong>${claim.supported === null ? 'not yet measured' : claim.supported ? 'supported' : 'not supported'}</strong>: ${escapeHtml(claim.claim)} <span class="ci">${escapeHtml(claim.note)}</span></li>`,
-    )
-    .join('\n');
-  const curveRows = document.curves
-    .map(
-      (point) =>
-        `<tr><th>${escapeHtml(point.condition)}</th><td>${point.seed}</td><td>${point.realTransitions}</td><td>${point.syntheticTransitions}</td><td>${point.updates}</td><td>${(point.wallSeconds / 60).toFixed(1)}</td>${cell(point.valid_seen)}${cell(point.valid_unseen)}</tr>`,
-    )
-    .join('\n');
-  return htmlPage(
-    'DreamGym on ALFWorld at the paper’s budgets',
-    `<h1>DreamGym on ALFWorld at the paper’s budgets</h1>
-<p>Greedy success on the real engine against the real transitions each condition used. Every
-condition starts from the same policy: ${escapeHtml(START_HOW)}. Lines pool the seeds measured
-at each point; the shaded bands are 95% Wilson intervals. S2R's line starts at DreamGym's point.</p>
-<div class="charts">${chart('both')}${chart('valid_seen')}${chart('valid_unseen')}</div>
-<h2>The paper's claims</h2>
-<ul>${claimItems}</ul>
-<h2>Final points (greedy and sampled real success, pooled over seeds)</h2>
-<table><thead><tr><th>condition</th><th>seeds</th><th>real transitions</th><th>synthetic transitions</th><th>updates</th><th>training minutes</th><th>valid_seen greedy</th><th>valid_unseen greedy</th><th>both greedy</th><th>valid_seen sampled</th><th>valid_unseen sampled</th><th>synthetic vs real on ${gapTaskCount} training games</th></tr></thead>
-<tbody>${rows}</tbody></table>
-<h2>Every curve point</h2>
-<table><thead><tr><th>condition</th><th>seed</th><th>real transitions</th><th>synthetic transitions</th><th>updates</th><th>training minutes</th><th>valid_seen greedy</th><th>valid_unseen greedy</th></tr></thead>
-<tbody>${curveRows}</tbody></table>
-`,
+    renderBudgetReport(results.curves, reportSettings),
   );
 }
 
@@ -927,12 +587,12 @@ try {
 } finally {
   await realPool.closeAll();
 }
-for (const row of finalTable()) {
+for (const row of budgetTable(results.curves)) {
   log(
     `${row.condition} (seeds ${row.seeds.join(', ')}): ${withInterval(row.both)} greedy on both splits, ${Math.round(row.realTransitions)} real, ${Math.round(row.syntheticTransitions)} synthetic transitions, ${Math.round(row.updates)} updates`,
   );
 }
-for (const claim of claims())
+for (const claim of budgetClaims(results.curves, reportSettings))
   log(
     `${claim.supported === null ? 'not yet measured' : claim.supported ? 'supported' : 'not supported'}: ${claim.claim} ${claim.note}`,
   );

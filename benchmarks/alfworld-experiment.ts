@@ -52,7 +52,7 @@ import {
   parseDreamGymConfig,
   type ReplayBuffer,
   SeededRandom,
-  SyntheticEnvironment,
+  syntheticEnvironmentFromConfig,
   type Task,
   wilsonInterval95,
 } from '@dreamgym/core';
@@ -216,12 +216,10 @@ async function evaluate(
       environment === 'real'
         ? () => realPool.lease()
         : () =>
-            new SyntheticEnvironment({
-              model: setup.experienceModel,
+            syntheticEnvironmentFromConfig(baseConfig(seed), {
+              experienceModel: setup.experienceModel,
               retriever: buffer!,
               adapter: setup.adapter,
-              k: 8,
-              maxSteps,
             }),
     environment,
     tasks,

@@ -31,13 +31,12 @@ import {
   type EvaluationMetrics,
   evaluatePolicy,
   HashingEmbedder,
-  LlmPolicy,
   ReplayBuffer,
   SeededRandom,
   type Task,
   trajectoryToTransitions,
 } from '@dreamgym/core';
-import { LlamaPolicyRuntime } from '../packages/llama/src/index.js';
+import { LlamaPolicyRuntime, LlmPolicy } from '../packages/llama/src/index.js';
 
 const { values } = parseArgs({
   options: {

@@ -27,7 +27,7 @@ import {
   type TransitionRetriever,
   trajectoryToTransitions,
 } from '@dreamgym/core';
-import { startOpenAICompatibleServer } from '@dreamgym/core/testing';
+import { startOpenAICompatibleServer } from '@dreamgym/test-support';
 import { ISSUE_19_BASELINE, loadBaselineCore } from './baseline-core.js';
 
 const args = process.argv.slice(2);

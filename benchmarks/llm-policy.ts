@@ -22,12 +22,8 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
-  buildLlmPolicyMessages,
   DreamGymLoop,
   HashingEmbedder,
-  type LlmDecisionRecord,
-  LlmPolicy,
-  type LlmPolicyStats,
   type PolicySample,
   ReplayBuffer,
   RetrievalExperienceModel,
@@ -37,7 +33,13 @@ import {
   trajectoryToTransitions,
 } from '@dreamgym/core';
 import { corridorTask, createCorridorAdapter, playCorridor } from '@dreamgym/core/testing';
-import { LlamaPolicyRuntime } from '../packages/llama/src/index.js';
+import {
+  buildLlmPolicyMessages,
+  LlamaPolicyRuntime,
+  type LlmDecisionRecord,
+  LlmPolicy,
+  type LlmPolicyStats,
+} from '../packages/llama/src/index.js';
 
 const { values } = parseArgs({
   options: {

@@ -48,7 +48,7 @@ import {
   RetrievalExperienceModel,
   type Rollout,
   SeededRandom,
-  SyntheticEnvironment,
+  syntheticEnvironmentFromConfig,
   type Task,
   type Trajectory,
   trajectoryToTransitions,
@@ -239,12 +239,10 @@ async function evaluate(
       environment === 'real'
         ? () => realPool.lease()
         : () =>
-            new SyntheticEnvironment({
-              model: experienceModel,
+            syntheticEnvironmentFromConfig(baseConfig(seed), {
+              experienceModel: experienceModel,
               retriever: buffer!,
               adapter,
-              k: 8,
-              maxSteps,
             }),
     environment,
     tasks,

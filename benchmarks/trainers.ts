@@ -85,7 +85,7 @@ async function updateCost(kind: 'grpo' | 'ppo') {
   let rolloutSeconds = 0;
   let gradientSteps = 0;
   for (let iteration = 0; iteration < 4; iteration += 1) {
-    const metrics = await trainer.step();
+    const { metrics } = await trainer.step();
     steps += metrics.steps;
     updateSeconds += metrics.updateSeconds;
     rolloutSeconds += metrics.rolloutSeconds;

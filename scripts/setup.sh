@@ -2,15 +2,41 @@
 # Idempotent set-up for a fresh Debian machine (root, registries only): Debian packages,
 # npm dependencies, and every step in scripts/setup.d/ (native builds, the Python
 # virtualenv). Each step skips what is already present. Safe to run again at any time.
+#
+#   bash scripts/setup.sh                every step
+#   bash scripts/setup.sh faiss python   only the named steps (20-faiss.sh, 30-python.sh):
+#                                        their Debian packages and hooks, npm dependencies
+#                                        when stale; `dreamgym doctor --fix` runs this
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 log() { printf '[setup] %s\n' "$*"; }
 
+# The name of a step file: scripts/setup.d/20-faiss.sh is "faiss".
+step_name() {
+  local name
+  name=$(basename "$1" .sh)
+  printf '%s\n' "${name#*-}"
+}
+
+known=()
+for step in scripts/setup.d/*.sh; do
+  [ -f "$step" ] && known+=("$(step_name "$step")")
+done
+for wanted in "$@"; do
+  if ! printf '%s\n' "${known[@]}" | grep -qx -- "$wanted"; then
+    log "unknown step \"$wanted\"; the steps are: ${known[*]}"
+    exit 2
+  fi
+done
+
 # Debian packages: each step in setup.d may append to DEBIAN_PACKAGES before it runs.
 DEBIAN_PACKAGES=()
 for step in scripts/setup.d/*.sh; do
   [ -f "$step" ] || continue
+  if [ $# -gt 0 ] && ! printf '%s\n' "$@" | grep -qx -- "$(step_name "$step")"; then
+    continue
+  fi
   # shellcheck disable=SC1090
   source "$step"
 done

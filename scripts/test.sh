@@ -18,6 +18,7 @@ failed_steps=()
 npx turbo run build typecheck --output-logs=errors-only || exit 1
 npx tsc -p tsconfig.json || exit 1
 npx biome ci . || { status=1; failed_steps+=("lint and format (biome ci)"); }
+bash scripts/check-structure.sh || { status=1; failed_steps+=("structure (import rules, file lengths)"); }
 
 # Python-side tests (environment servers, interop) run in the project virtualenv, beside
 # vitest (most of their time is spent waiting on servers); their output follows vitest's.

@@ -4,6 +4,7 @@ export default defineConfig({
   entry: {
     index: 'src/index.ts',
     'testing/index': 'src/testing/index.ts',
+    'testing/vitest': 'src/testing/vitest.ts',
     // Helpers for the @dreamgym/* packages only; no compatibility promise.
     'internal/index': 'src/internal/index.ts',
   },

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, SeededRandom, type Task } from '@dreamgym/core';
-import { describeAdapterConformance } from '@dreamgym/core/testing';
+import { describeAdapterConformance } from '@dreamgym/core/testing/vitest';
 import { describe, expect, it } from 'vitest';
 import { createAlfworldAdapter } from './adapter.js';
 import { expertRecordToTrajectory } from './datasets/expert-trajectories.js';

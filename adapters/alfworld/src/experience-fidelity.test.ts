@@ -12,7 +12,7 @@ import {
   SyntheticEnvironment,
   type Trajectory,
 } from '@dreamgym/core';
-import { describeEnvironmentConformance } from '@dreamgym/core/testing';
+import { describeEnvironmentConformance } from '@dreamgym/core/testing/vitest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAlfworldAction } from './action-grammar.js';
 import { createAlfworldAdapter } from './adapter.js';

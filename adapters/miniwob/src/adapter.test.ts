@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseObservationLines } from '@dreamgym/browser';
 import { SeededRandom, type Task } from '@dreamgym/core';
-import { describeAdapterConformance } from '@dreamgym/core/testing';
+import { describeAdapterConformance } from '@dreamgym/core/testing/vitest';
 import { describe, expect, it } from 'vitest';
 import { createMiniwobAdapter } from './adapter.js';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SeededRandom, type Task } from '@dreamgym/core';
-import { describeAdapterConformance } from '@dreamgym/core/testing';
+import { describeAdapterConformance } from '@dreamgym/core/testing/vitest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createWebarenaLiteAdapter } from './adapter.js';
 import { loadWebarenaTasks } from './datasets/task-configs.js';

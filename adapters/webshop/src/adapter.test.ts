@@ -1,5 +1,5 @@
 import { ActionParseError, SeededRandom, type Task } from '@dreamgym/core';
-import { describeAdapterConformance } from '@dreamgym/core/testing';
+import { describeAdapterConformance } from '@dreamgym/core/testing/vitest';
 import { describe, expect, it } from 'vitest';
 import { checkWebshopAction, parseWebshopAction } from './action-grammar.js';
 import { createWebshopAdapter } from './adapter.js';

@@ -3,12 +3,13 @@
  * embedded experience model.
  */
 import {
+  type DreamGymConfig,
   type EvaluationMetrics,
   type ExperienceModel,
   evaluatePolicy,
   type Policy,
   type SeededRandom,
-  SyntheticEnvironment,
+  syntheticEnvironmentFromConfig,
   type Task,
 } from '@dreamgym/core';
 import type { DomainSetup } from './domain-setup.js';
@@ -22,7 +23,8 @@ export function evaluateOnDomain(
     environment: 'real' | 'synthetic';
     tasks: readonly Task[];
     maxSteps: number;
-    k: number;
+    /** The run's configuration: the synthetic environment is the one the run trained in. */
+    config: DreamGymConfig;
     greedy: boolean;
     concurrency: number;
     random: SeededRandom;
@@ -33,7 +35,13 @@ export function evaluateOnDomain(
     progress?: { label: string; output: ProgressOutput };
   },
 ): Promise<EvaluationMetrics> {
-  const { environment, k, experienceModel = domain.experienceModel, progress, ...rest } = options;
+  const {
+    environment,
+    config,
+    experienceModel = domain.experienceModel,
+    progress,
+    ...rest
+  } = options;
   return evaluatePolicy({
     ...rest,
     ...(progress ? { onEpisode: reportEpisodes(progress.label, progress.output) } : {}),
@@ -42,13 +50,10 @@ export function evaluateOnDomain(
       environment === 'real'
         ? domain.realEnvironment
         : () =>
-            new SyntheticEnvironment({
-              model: experienceModel,
-              retriever: domain.replayBuffer,
-              adapter: domain.adapter,
-              k,
-              maxSteps: options.maxSteps,
-            }),
+            syntheticEnvironmentFromConfig(
+              { ...config, maxSteps: options.maxSteps },
+              { experienceModel, retriever: domain.replayBuffer, adapter: domain.adapter },
+            ),
     candidateActions: (observation, history) =>
       domain.adapter.candidateActions(observation, history),
   }).then((evaluation) => evaluation.metrics);

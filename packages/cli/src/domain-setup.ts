@@ -15,6 +15,7 @@ import {
   HashingEmbedder,
   JudgedExperienceModel,
   OutcomeJudge,
+  parseOptions,
   ReplayBuffer,
   RetrievalExperienceModel,
   readJsonl,
@@ -175,14 +176,7 @@ export async function setUpDomain(
   log: (message: string) => void = () => {},
   parts: { embedder?: EmbeddingModel } = {},
 ): Promise<DomainSetup> {
-  const parsed = DomainSetupOptionsSchema.safeParse(input);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ConfigError(`Invalid option \`${issue.path.join('.')}\`: ${issue.message}`, {
-      field: issue.path.join('.'),
-    });
-  }
-  const options = parsed.data;
+  const options = parseOptions(DomainSetupOptionsSchema, input, 'domain set-up');
   if (!existsSync(options.data)) {
     throw new DatasetNotFoundError(
       `The ${options.domain} dataset directory ${options.data} does not exist. Pass --data DIR (or set DREAMGYM_DATA_DIR to the folder holding ${options.domain}/).`,

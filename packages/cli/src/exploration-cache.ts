@@ -8,7 +8,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ConfigError, readJsonl, TrajectorySchema } from '@dreamgym/core';
+import { ConfigError, parseOptions, readJsonl, TrajectorySchema } from '@dreamgym/core';
 import { writeFileAtomic } from '@dreamgym/core/internal';
 import { z } from 'zod';
 import { adapterFactoryName } from './domains.js';
@@ -91,7 +91,7 @@ async function expertFileStamp(dataDir: string): Promise<{ size: number; mtimeMs
  * `expert_trajectories.jsonl`.
  */
 export async function explorationCachePath(input: ExplorationDataOptions): Promise<string> {
-  const options = parseSettings(input);
+  const options = parseOptions(ExplorationDataOptionsSchema, input, 'exploration-data');
   const dataDir = resolve(options.dataDir);
   const key = JSON.stringify({
     format: EXPLORATION_CACHE_FORMAT,
@@ -106,18 +106,6 @@ export async function explorationCachePath(input: ExplorationDataOptions): Promi
   const hash = createHash('sha256').update(key).digest('hex').slice(0, 16);
   const folder = resolve(options.cacheDir ?? defaultCacheDirectory(input.env ?? process.env));
   return join(folder, `${options.domain}-${hash}.jsonl`);
-}
-
-function parseSettings(
-  input: ExplorationDataOptions,
-): z.output<typeof ExplorationDataOptionsSchema> {
-  const parsed = ExplorationDataOptionsSchema.safeParse(input);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
-  const field = issue.path.map(String).join('.');
-  throw new ConfigError(`Invalid exploration-data option \`${field}\`: ${issue.message}`, {
-    field,
-  });
 }
 
 type Explore = (options: Record<string, unknown>) => Promise<Record<string, unknown>>;
@@ -178,7 +166,7 @@ async function readSummary(path: string): Promise<Record<string, unknown>> {
 export async function ensureExplorationData(
   input: ExplorationDataOptions,
 ): Promise<ExplorationData> {
-  const options = parseSettings(input);
+  const options = parseOptions(ExplorationDataOptionsSchema, input, 'exploration-data');
   const log = input.log ?? (() => undefined);
   const path = await explorationCachePath(input);
   const exists = await stat(path).then(

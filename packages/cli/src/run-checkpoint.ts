@@ -5,24 +5,19 @@
  * its `models.json` with the experience the run added to its replay buffer up to that
  * checkpoint.
  */
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import {
   type DreamGymConfig,
   loadRunPolicy,
   parseDreamGymConfig,
   type TrainablePolicy,
 } from '@dreamgym/core';
-import {
-  type CommandIo,
-  type FlagValues,
-  fail,
-  integer,
-  readJsonFile,
-} from './command-arguments.js';
-import { type DomainSetup, type DomainSetupOptions, setUpDomain } from './domain-setup.js';
+import { type CommandIo, type FlagValues, fail } from './command-arguments.js';
+import type { DomainSetup, DomainSetupOptions } from './domain-setup.js';
 import type { SelectedModels } from './model-selection.js';
-import { modelSettings, prepareRunModels, readModelFlags, selectRunModels } from './run-models.js';
-import { createRunPolicy, loadLlmPolicyModule, readRunPolicySettings } from './run-policy.js';
+import { openRunParts, readRunSettings } from './prepare-run.js';
+import { setupFlags } from './run-flags.js';
+import { modelSettings, readModelFlags } from './run-models.js';
 
 /** A run reopened at its latest checkpoint. */
 export interface RunCheckpoint {
@@ -84,97 +79,72 @@ export async function withRunCheckpoint<T>(
   options: { models: boolean; wholeSplit?: boolean },
   body: (run: RunCheckpoint) => Promise<T>,
 ): Promise<T> {
-  const { evalTasks: runEvaluationTasks, ...setup } = (await readJsonFile(
-    join(runDirectory, 'setup.json'),
-    '--run-dir',
-  )) as DomainSetupOptions;
-  const config = parseDreamGymConfig(
-    await readJsonFile(join(runDirectory, 'config.json'), '--run-dir'),
-  );
-  // The run's policy (`policy.json`: linear, or the LLM of `train --policy llm`).
-  const policySettings = await readRunPolicySettings(runDirectory);
-  const llmModule =
-    policySettings.kind === 'llm' ? await loadLlmPolicyModule(policySettings.package) : undefined;
-  const log = (message: string) => io.stderr.write(`${message}\n`);
-  const env = { ...process.env, ...io.env };
+  const saved = await readRunSettings(runDirectory);
+  const { evalTasks: runEvaluationTasks, ...setup } = saved.setup as DomainSetupOptions;
+  const config = parseDreamGymConfig(saved.config);
   const selection = options.models
     ? modelSettings(values, {
-        policy: policySettings.kind,
+        policy: saved.policy.kind,
         saved: await readModelFlags(runDirectory),
         runDirectory,
       }).selection
     : undefined;
-  const embedder = selection && (await prepareRunModels(selection, { env, cwd: io.cwd }));
-  const domain = await setUpDomain(
-    {
+  const parts = await openRunParts({
+    setup: {
       ...setup,
       ...(options.wholeSplit || runEvaluationTasks === undefined
         ? {}
         : { evalTasks: runEvaluationTasks }),
-      ...(values['eval-split'] ? { evalSplit: values['eval-split'] as string } : {}),
-      ...(values['eval-tasks']
-        ? { evalTasks: integer(values['eval-tasks'] as string, '--eval-tasks')! }
-        : {}),
+      ...setupFlags(values, io),
       // Without the run's models (the real environment alone) no synthetic step is judged or
       // remembered: skip learning the judge and the world memory at start-up.
       ...(options.models
         ? experiencePartFlags(values)
         : { outcomeJudge: false, worldMemory: false }),
     },
-    log,
-    embedder ? { embedder } : {},
-  );
-  if (domain.evaluationTasks.length === 0) {
-    // Split names are the dataset's own (ALFWorld's valid_seen, MiniWoB++'s eval): a name it
-    // lacks would measure nothing and report every figure of no tasks as 0%.
-    const named = domain.adapter.defaults?.evaluationSplit;
-    fail(
-      `The ${domain.adapter.name} data holds no tasks of split "${domain.evaluationSplit}" (--eval-split): name a split it has, e.g. train${named && named !== 'train' ? ` or ${named}` : ''}.`,
-      '--eval-split',
-    );
-  }
-  let models: SelectedModels | undefined;
-  try {
-    if (selection) {
-      models = await selectRunModels(selection, domain, { env, cwd: io.cwd, log, embedder });
-      for (const line of models.describe()) {
-        if (line.startsWith('experience model:') || line.startsWith('embedder:')) log(line);
-      }
-    }
-    const runPolicy = await createRunPolicy({
-      settings: policySettings,
-      config,
-      adapter: domain.adapter,
-      runDirectory,
-      ...(llmModule ? { module: llmModule } : {}),
-      env,
-      log,
-    });
-    try {
-      const offline = domain.replayBuffer.size;
-      const { checkpoint, experienceTransitions } = await loadRunPolicy(
-        runDirectory,
-        runPolicy.policy,
-        models ? { replayBuffer: domain.replayBuffer } : {},
-      );
-      if (models) {
-        log(
-          `replay buffer: ${offline} offline transitions + ${experienceTransitions} the run added up to ${checkpoint} (${domain.replayBuffer.size} distinct)`,
+    // The run's policy (`policy.json`: linear, or the LLM of `train --policy llm`).
+    policy: saved.policy,
+    selection,
+    runDirectory,
+    io,
+    onDomain: (domain) => {
+      if (domain.evaluationTasks.length === 0) {
+        // Split names are the dataset's own (ALFWorld's valid_seen, MiniWoB++'s eval): a name it
+        // lacks would measure nothing and report every figure of no tasks as 0%.
+        const named = domain.adapter.defaults?.evaluationSplit;
+        fail(
+          `The ${domain.adapter.name} data holds no tasks of split "${domain.evaluationSplit}" (--eval-split): name a split it has, e.g. train${named && named !== 'train' ? ` or ${named}` : ''}.`,
+          '--eval-split',
         );
       }
-      return await body({
-        runDirectory,
-        config,
-        domain,
-        policy: runPolicy.policy,
-        checkpoint,
-        ...(models ? { models } : {}),
-        log,
-      });
-    } finally {
-      await runPolicy.close();
+      return config;
+    },
+    logModel: (line) => line.startsWith('experience model:') || line.startsWith('embedder:'),
+  });
+  try {
+    const { domain, models } = parts;
+    const offline = domain.replayBuffer.size;
+    const { checkpoint, experienceTransitions } = await loadRunPolicy(
+      runDirectory,
+      parts.policy.policy,
+      models ? { replayBuffer: domain.replayBuffer } : {},
+    );
+    const log = (message: string) => io.stderr.write(`${message}\n`);
+    if (models) {
+      log(
+        `replay buffer: ${offline} offline transitions + ${experienceTransitions} the run added up to ${checkpoint} (${domain.replayBuffer.size} distinct)`,
+      );
     }
+    return await body({
+      runDirectory,
+      config,
+      domain,
+      policy: parts.policy.policy,
+      checkpoint,
+      ...(models ? { models } : {}),
+      log,
+    });
   } finally {
-    await models?.dispose();
+    await parts.close();
   }
 }

@@ -13,6 +13,7 @@ import {
   createLinearSoftmaxPolicy,
   type DomainAdapter,
   type DreamGymConfig,
+  parseOptions,
   type TrainablePolicy,
 } from '@dreamgym/core';
 import { z } from 'zod';
@@ -67,16 +68,7 @@ export async function readRunJson(
 export async function readRunPolicySettings(runDirectory: string): Promise<RunPolicySettings> {
   const saved = await readRunJson(runDirectory, POLICY_FILE);
   if (!saved) return { kind: 'linear' };
-  const { file, raw } = saved;
-  const parsed = RunPolicySettingsSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ConfigError(
-      `${file}: invalid \`${issue.path.join('.') || 'kind'}\`: ${issue.message}`,
-      { field: '--run-dir' },
-    );
-  }
-  return parsed.data;
+  return parseOptions(RunPolicySettingsSchema, saved.raw, `run policy (${saved.file})`);
 }
 
 /** Writes the policy choice into the run folder. */

@@ -3,7 +3,6 @@
  * Adapters (`@dreamgym/alfworld`, `@dreamgym/webshop`, `@dreamgym/webarena-lite`) implement
  * it and run the conformance suite from `@dreamgym/core/testing`.
  */
-import type { ConsistencyHints } from './experience/episode-consistency.js';
 import type { Environment } from './mdp/environment.js';
 import type { Observation, Step, Task, Trajectory } from './mdp/schemas.js';
 import type { SeededRandom } from './random/seeded-random.js';
@@ -16,6 +15,34 @@ export interface ParsedAction {
   args: string[];
   /** The action in canonical form, as the environment expects it. */
   text: string;
+}
+
+/** How listings are written in a domain's state texts. */
+export interface ListingStyle {
+  /** The word an empty listing reads as. Default `nothing`. */
+  emptyListing?: string;
+  /** Separator before the last of several items. Default `, and `. */
+  finalSeparator?: string;
+  /** Article of an added item when the listing shows none. Default `a`. */
+  article?: string;
+  /** Order of entity names in a listing, to insert at the right place. Default: appended last. */
+  compareEntities?: (a: string, b: string) => number;
+}
+
+/** What a domain tells the embedded experience model about its actions. All optional. */
+export interface ConsistencyHints extends ListingStyle {
+  /**
+   * Action types that look at a place (their arguments) without changing it, so that
+   * repeating one repeats what it showed (`go to`, `examine` in ALFWorld). Without
+   * them the model never replays history.
+   */
+  revisitActionTypes?: readonly string[];
+  /** Action types moving their first argument out of their last (`take O from R`). */
+  removeActionTypes?: readonly string[];
+  /** Action types moving their first argument into their last (`put O in/on R`). */
+  placeActionTypes?: readonly string[];
+  /** Observation texts meaning an action had no effect. Default `['Nothing happens.']`. */
+  noEffectObservations?: readonly string[];
 }
 
 /** A loader of one kind of record from a dataset directory. */

@@ -51,11 +51,5 @@ export { parseOptions } from './parse-options.js';
 export * from './policy/index.js';
 export { type RandomState, SeededRandom } from './random/seeded-random.js';
 export * from './replay/index.js';
-export {
-  type CheckpointFolders,
-  type CheckpointParts,
-  CheckpointStore,
-  type LoadedCheckpoint,
-} from './training/checkpoint-store.js';
+export * from './rollout/index.js';
 export * from './training/index.js';
-export * from './training/metrics.js';

@@ -4,18 +4,14 @@
  * llama.cpp for acting, and its fp32 copy trains in the torch worker (`trainers/python`).
  */
 import { join } from 'node:path';
-import {
-  ConfigError,
-  type DomainAdapter,
-  LlmPolicy,
-  type LlmPolicyPromptOptions,
-  SeededRandom,
-} from '@dreamgym/core';
+import { ConfigError, type DomainAdapter, SeededRandom } from '@dreamgym/core';
 import { z } from 'zod';
 import { LlamaPolicyRuntime } from './llama-policy-runtime.js';
+import { LlmPolicy } from './llm-policy.js';
+import type { LlmPolicyPromptOptions } from './llm-policy-prompt.js';
 import { resolveModelPath } from './model-files.js';
 
-/** The trainer's settings (see `LlmTrainerOptions` in `@dreamgym/core`). */
+/** The trainer's settings (see `LlmTrainerOptions`). */
 export const LlmPolicyTrainerSettingsSchema = z.object({
   /** `lora` (default) or `full` fine-tuning. */
   mode: z.enum(['lora', 'full']).default('lora'),

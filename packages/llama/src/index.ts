@@ -1,8 +1,11 @@
 /**
  * `@dreamgym/llama`: local GGUF models for DreamGym. A `ChatModel` and `ContinuationScorer`
  * running llama.cpp in process (node-llama-cpp, CPU), an OpenAI-compatible HTTP server for
- * the same model, and the model cache with its resolver and downloader.
+ * the same model, the model cache with its resolver and downloader, and the trainable LLM
+ * policy (`LlmPolicy`: acting through llama.cpp, learning in the torch trainer worker).
  */
+
+export { defaultSystemPromptOf } from './chat-templates.js';
 export {
   createLlmPolicy,
   type LlmPolicyFactoryOptions,
@@ -12,22 +15,40 @@ export {
 } from './create-llm-policy.js';
 export { toGrammarSchema, UnsupportedSchemaError } from './grammar-schema.js';
 export {
-  defaultSystemPromptOf,
-  type GeneratedToken,
   LlamaChatModel,
-  type LlamaChatModelOptions,
-  LlamaChatModelOptionsSchema,
-  type LlamaChatModelStats,
   type LlamaChatRequest,
   type LlamaChatResponse,
-  type PromptCompletion,
-  type PromptCompletionRequest,
-  type SamplingOptions,
 } from './llama-chat-model.js';
+export {
+  type LlamaChatModelOptions,
+  LlamaChatModelOptionsSchema,
+  type SamplingOptions,
+} from './llama-chat-model-options.js';
+export type { LlamaChatModelStats, LlamaQueueState } from './llama-engine.js';
 export {
   LlamaPolicyRuntime,
   type LlamaPolicyRuntimeOptions,
 } from './llama-policy-runtime.js';
+export { LlmPolicy } from './llm-policy.js';
+export type {
+  LlmDecisionRecord,
+  LlmPolicyOptions,
+  LlmPolicyStats,
+  LlmTrainerOptions,
+} from './llm-policy-options.js';
+export {
+  buildLlmPolicyMessages,
+  formatLlmPolicyAnswer,
+  type LlmActionFormat,
+  type LlmPolicyPromptOptions,
+  parseLlmPolicyAnswer,
+} from './llm-policy-prompt.js';
+export type {
+  ExportedWeights,
+  LlmRuntime,
+  RuntimeGeneration,
+  RuntimeToken,
+} from './llm-runtime.js';
 export {
   cachedModelPath,
   DEFAULT_MODEL_NAME,
@@ -41,3 +62,5 @@ export {
 } from './model-files.js';
 export { type PulledModel, type PullModelOptions, pullModel, sha256OfFile } from './model-pull.js';
 export { type LlamaServer, type LlamaServerOptions, startLlamaServer } from './openai-server.js';
+export type { PromptCompletion, PromptCompletionRequest } from './prompt-completion.js';
+export type { GeneratedToken } from './token-generation.js';

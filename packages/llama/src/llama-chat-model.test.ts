@@ -231,7 +231,7 @@ describe('LlamaChatModel on SmolLM2-135M-Instruct', () => {
       model.complete({ messages: question, temperature: 0.8, seed, maxTokens: 6 }),
     );
     const watcher = setInterval(() => {
-      maxBusy = Math.max(maxBusy, model.load().busy);
+      maxBusy = Math.max(maxBusy, model.queueState().busy);
     }, 5);
     const responses = await Promise.all(requests);
     clearInterval(watcher);

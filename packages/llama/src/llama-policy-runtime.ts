@@ -1,12 +1,14 @@
 /**
- * `LlamaPolicyRuntime`: core's `LlmRuntime` on llama.cpp in process, the acting side of an
+ * `LlamaPolicyRuntime`: `LlmRuntime` on llama.cpp in process, the acting side of an
  * `LlmPolicy`. Generates with per-token ids and log-probabilities, scores continuations by
  * teacher forcing, tokenises with the GGUF's own tokenizer, and swaps in new weights (a LoRA
  * adapter over the base GGUF, or a whole exported GGUF) by loading them next to the running
  * model and disposing of the old one once its requests are done.
  */
-import type { ChatMessage, ExportedWeights, LlmRuntime, RuntimeGeneration } from '@dreamgym/core';
-import { LlamaChatModel, type LlamaChatModelOptions } from './llama-chat-model.js';
+import type { ChatMessage } from '@dreamgym/core';
+import { LlamaChatModel } from './llama-chat-model.js';
+import type { LlamaChatModelOptions } from './llama-chat-model-options.js';
+import type { ExportedWeights, LlmRuntime, RuntimeGeneration } from './llm-runtime.js';
 
 /** Options of {@link LlamaPolicyRuntime.load}: those of `LlamaChatModel.load`. */
 export type LlamaPolicyRuntimeOptions = Omit<LlamaChatModelOptions, 'loraAdapters'>;

@@ -12,7 +12,6 @@ import {
   type DreamGymConfigInput,
   DreamGymLoop,
   HashingEmbedder,
-  type LlmPolicy,
   ReplayBuffer,
   RetrievalExperienceModel,
   SeededRandom,
@@ -27,6 +26,7 @@ import {
   playCorridor,
 } from '@dreamgym/core/testing';
 import { build } from 'esbuild';
+import type { LlmPolicy } from './llm-policy.js';
 import { corridorLlmPolicy } from './llm-policy.test-support.js';
 
 /** Three-room corridors: the key and the door one or two rooms from the entrance. */

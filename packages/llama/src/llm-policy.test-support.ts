@@ -5,9 +5,12 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LlmPolicy, type LlmPolicyOptions, type LlmRuntime, SeededRandom } from '@dreamgym/core';
+import { SeededRandom } from '@dreamgym/core';
 import { createCorridorAdapter } from '@dreamgym/core/testing';
 import { LlamaPolicyRuntime } from './llama-policy-runtime.js';
+import { LlmPolicy } from './llm-policy.js';
+import type { LlmPolicyOptions } from './llm-policy-options.js';
+import type { LlmRuntime } from './llm-runtime.js';
 
 /**
  * The real runtime with a switch that caps the answer length, so a test can make the model's

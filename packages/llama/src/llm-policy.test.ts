@@ -6,10 +6,6 @@
  * `actionSelection: 'score'` runs in the corridor loop test.
  */
 import {
-  buildLlmPolicyMessages,
-  formatLlmPolicyAnswer,
-  type LlmDecisionRecord,
-  type LlmPolicy,
   type PolicySample,
   resolvePpoLossOptions,
   SeededRandom,
@@ -19,10 +15,13 @@ import {
   corridorConformanceSamples,
   corridorTask,
   createCorridorAdapter,
-  describeTrainablePolicyConformance,
 } from '@dreamgym/core/testing';
+import { describeTrainablePolicyConformance } from '@dreamgym/core/testing/vitest';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { LlmPolicy } from './llm-policy.js';
 import { CappedRuntime, corridorLlmPolicy, testRuntime } from './llm-policy.test-support.js';
+import type { LlmDecisionRecord } from './llm-policy-options.js';
+import { buildLlmPolicyMessages, formatLlmPolicyAnswer } from './llm-policy-prompt.js';
 
 let runtime: CappedRuntime | undefined;
 let created: Promise<LlmPolicy> | undefined;

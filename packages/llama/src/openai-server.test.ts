@@ -390,7 +390,7 @@ describe('dreamgym model server (OpenAI-compatible, real model)', () => {
     const next = await post('/v1/chat/completions', { messages: question, max_tokens: 3 });
     expect(next.status).toBe(200);
     expect(performance.now() - started).toBeLessThan(15_000);
-    expect(model.load().busy).toBe(0);
+    expect(model.queueState().busy).toBe(0);
     await expect(fetch(`${server.url}/health`).then((response) => response.status)).resolves.toBe(
       200,
     );

@@ -8,7 +8,8 @@ import {
   ReasoningExperienceModel,
   SeededRandom,
 } from '@dreamgym/core';
-import { CorridorEnvironment, startOpenAICompatibleServer } from '@dreamgym/core/testing';
+import { CorridorEnvironment } from '@dreamgym/core/testing';
+import { startOpenAICompatibleServer } from '@dreamgym/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { corridorDomain, playEpisode, TestClient } from './corridor-run.test-support.js';
 import { EpisodeLogLineSchema } from './dreamgym-service.js';

@@ -32,7 +32,7 @@ import {
   type ReplayBuffer,
   readJsonl,
   SeededRandom,
-  SyntheticEnvironment,
+  syntheticEnvironmentFromConfig,
   type Task,
   type TaskGenerator,
   TaskPool,
@@ -65,6 +65,8 @@ export const ServeConfigSchema = z.object({
     .default({ enabled: true, k: 4 }),
   /** Interaction history given to the experience model. */
   history: z.object({ enabled: z.boolean().default(true) }).default({ enabled: true }),
+  /** Reward of an action outside the domain's grammar (zero or negative), as in the loop. */
+  invalidActionPenalty: z.number().max(0).default(0),
   /** Write each finished episode's transitions back to the replay buffer. */
   replayWriteBack: z.boolean().default(true),
   /** Write a checkpoint every this many iterations (and always at shutdown). */
@@ -350,16 +352,16 @@ export class DreamGymService implements TaskSource {
   async createEnvironment(): Promise<Environment> {
     if (this.mode === 'real') return this.options.realEnvironment!();
     const { config, options } = this;
-    return new SyntheticEnvironment({
-      model: options.experienceModel!,
-      retriever: options.replayBuffer,
-      adapter: options.adapter,
-      k: config.retrieval.enabled ? config.retrieval.k : 0,
-      useHistory: config.history.enabled,
-      maxSteps: config.maxSteps,
-      filter: { domain: options.adapter.name },
-      writeBack: false,
-    });
+    // The loop's mapping: a setting means the same in a served run as in `dreamgym train`.
+    const { retrieval, history, maxSteps, invalidActionPenalty } = config;
+    return syntheticEnvironmentFromConfig(
+      { retrieval, history, maxSteps, invalidActionPenalty },
+      {
+        experienceModel: options.experienceModel!,
+        retriever: options.replayBuffer,
+        adapter: options.adapter,
+      },
+    );
   }
 
   /** The task of a new episode: the one asked for, one chosen by seed, or the curriculum's next. */

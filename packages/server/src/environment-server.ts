@@ -16,10 +16,11 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { ConfigError, DreamGymError, type Environment } from '@dreamgym/core';
+import { sendJson } from '@dreamgym/core/internal';
 import { WebSocketServer } from 'ws';
 import { z } from 'zod';
 import { EpisodeRunner } from './episode-runner.js';
-import { HttpError, mcpReply, parseJsonBody, readBody, sendJson } from './http-io.js';
+import { HttpError, mcpReply, parseJsonBody, readBody } from './http-io.js';
 import { type Logger, silentLogger } from './logger.js';
 import {
   CLOSE_CODES,

@@ -1,9 +1,11 @@
 /**
- * HTTP request and response plumbing on `node:http`: bodies read under a size limit, JSON
- * replies, and FastAPI-shaped errors (`{"detail": ...}`), which is what OpenEnv clients and
- * tools expect from an OpenEnv server.
+ * HTTP request plumbing of the OpenEnv protocol on `node:http`: bodies read under a size
+ * limit and FastAPI-shaped errors (`{"detail": ...}`), which is what OpenEnv clients and
+ * tools expect from an OpenEnv server. Reading bodies and writing JSON replies are core's
+ * (`readRequestBody`, `sendJson` in `@dreamgym/core/internal`), shared with the OpenAI servers.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import { readRequestBody } from '@dreamgym/core/internal';
 
 /** An HTTP error with its status and FastAPI-style `detail`. */
 export class HttpError extends Error {
@@ -16,54 +18,13 @@ export class HttpError extends Error {
   }
 }
 
-/** Sends `body` as JSON with `status`. */
-export function sendJson(
-  response: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  const text = JSON.stringify(body);
-  response.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-    ...headers,
-  });
-  response.end(text);
-}
-
 /**
  * The request body as text, refused with 413 beyond `limit` bytes (by `content-length` up
- * front, or while streaming when the length is not declared).
+ * front, or while reading when the length is not declared): core's body reader with this
+ * protocol's error.
  */
 export function readBody(request: IncomingMessage, limit: number): Promise<string> {
-  const declared = Number(request.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) {
-    request.resume();
-    return Promise.reject(tooLarge(declared, limit));
-  }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let failed = false;
-    request.on('data', (chunk: Buffer) => {
-      if (failed) return;
-      size += chunk.length;
-      if (size > limit) {
-        failed = true;
-        chunks.length = 0;
-        reject(tooLarge(size, limit));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    request.on('end', () => {
-      if (!failed) resolve(Buffer.concat(chunks).toString('utf8'));
-    });
-    request.on('error', (error) => {
-      if (!failed) reject(error);
-    });
-  });
+  return readRequestBody(request, limit, tooLarge);
 }
 
 function tooLarge(size: number, limit: number): HttpError {

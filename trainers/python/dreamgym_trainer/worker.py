@@ -93,7 +93,8 @@ class Worker:
     def _start(self, params: dict) -> dict:
         import torch
 
-        from .policy_model import PolicyTrainer, TrainerOptions
+        from .policy_model import PolicyTrainer
+        from .trainer_options import TrainerOptions
 
         if self.trainer is not None:
             raise InvalidRequest("`start` was already called; start a new worker for another model")
@@ -129,7 +130,7 @@ def _max_rss_bytes() -> int:
 
 def _error_kind(error: BaseException) -> str:
     from .gguf_io import GgufFormatError
-    from .policy_model import CheckpointMismatch
+    from .trainer_state import CheckpointMismatch
 
     kind = getattr(error, "kind", None)
     if isinstance(kind, str):

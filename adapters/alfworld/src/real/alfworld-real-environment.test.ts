@@ -14,7 +14,7 @@ import {
   type Task,
   TaskSchema,
 } from '@dreamgym/core';
-import { describeEnvironmentConformance } from '@dreamgym/core/testing';
+import { describeEnvironmentConformance } from '@dreamgym/core/testing/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mapAlfworldObservation } from '../state-mapper.js';
 import { alfworldDataDirectory } from '../test-data-directory.js';

@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { launchChromium, parseObservationLines, startMiniwobServer } from '@dreamgym/browser';
 import type { Task } from '@dreamgym/core';
-import { describeEnvironmentConformance } from '@dreamgym/core/testing';
+import { describeEnvironmentConformance } from '@dreamgym/core/testing/vitest';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createMiniwobAdapter } from '../adapter.js';
 import { buildMiniwobDataset, recordMiniwobInstances } from '../datasets/build-dataset.js';

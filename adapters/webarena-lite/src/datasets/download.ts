@@ -1,9 +1,10 @@
 /**
  * Fetching WebArena-Lite's public config file for users with internet access.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatasetNotFoundError } from '@dreamgym/core';
+import { writeFileAtomic } from '@dreamgym/core/internal';
 import { parseJsonWithLines } from '../config/json-with-lines.js';
 import { WEBARENA_LITE_CONFIG_FILE } from './task-configs.js';
 
@@ -38,5 +39,6 @@ export async function downloadWebarenaLiteData(
   }
   parseJsonWithLines(text, url);
   await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, WEBARENA_LITE_CONFIG_FILE), text);
+  // Whole or not at all: an interrupted download must not leave a truncated config behind.
+  await writeFileAtomic(join(dir, WEBARENA_LITE_CONFIG_FILE), text);
 }

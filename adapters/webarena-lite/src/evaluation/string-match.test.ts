@@ -1,5 +1,5 @@
 import { OpenAICompatibleChatModel } from '@dreamgym/core';
-import { type OpenAICompatibleServer, startOpenAICompatibleServer } from '@dreamgym/core/testing';
+import { type OpenAICompatibleServer, startOpenAICompatibleServer } from '@dreamgym/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebarenaConfig } from '../config/config-schema.js';
 import { realTasks } from '../sites.test-support.js';

@@ -3,9 +3,10 @@
  * AgentGym's copy of WebShop (the same files as `$DREAMGYM_DATA_DIR/webshop` here). Not run
  * in this repository's tests (they read $DREAMGYM_DATA_DIR), apart from its error paths.
  */
-import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError, EnvironmentError, parseOptions } from '@dreamgym/core';
+import { writeFileAtomic } from '@dreamgym/core/internal';
 import { z } from 'zod';
 
 /** Where the files come from: AgentGym's `agentenv-webshop/webshop` folder. */
@@ -95,14 +96,8 @@ export async function downloadWebshopData(
         `Downloading WebShop's ${file} from ${url} failed with HTTP ${response.status}. Try again later, or copy the data into ${target} by hand.`,
       );
     }
-    const body = Buffer.from(await response.arrayBuffer());
+    const body = new Uint8Array(await response.arrayBuffer());
     await mkdir(dirname(destination), { recursive: true });
-    const partial = `${destination}.partial`;
-    try {
-      await writeFile(partial, body);
-      await rename(partial, destination);
-    } finally {
-      await rm(partial, { force: true });
-    }
+    await writeFileAtomic(destination, body);
   }
 }

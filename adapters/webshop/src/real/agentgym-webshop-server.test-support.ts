@@ -7,6 +7,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readRequestBody, sendJson } from '@dreamgym/core/internal';
 import {
   type WebshopGoal,
   type WebshopProduct,
@@ -295,9 +296,8 @@ function step(session: Session, action: string): { reward: number; done: boolean
   return { reward: 0, done: false };
 }
 
-async function readBody(request: IncomingMessage): Promise<unknown> {
-  let text = '';
-  for await (const chunk of request) text += chunk;
+async function readJson(request: IncomingMessage): Promise<unknown> {
+  const text = await readRequestBody(request);
   return text === '' ? undefined : JSON.parse(text);
 }
 
@@ -309,10 +309,8 @@ export async function startAgentgymWebshopTestServer(): Promise<AgentgymWebshopT
   const requests: string[] = [];
   const hanging = new Set<ServerResponse>();
 
-  const json = (response: ServerResponse, status: number, value: unknown) => {
-    response.writeHead(status, { 'content-type': 'application/json' });
-    response.end(JSON.stringify(value));
-  };
+  const json = (response: ServerResponse, status: number, value: unknown) =>
+    sendJson(response, status, value);
   const server = createServer((request, response) => {
     void (async () => {
       const url = new URL(request.url ?? '/', 'http://127.0.0.1');
@@ -337,7 +335,7 @@ export async function startAgentgymWebshopTestServer(): Promise<AgentgymWebshopT
           if (response.destroyed) return;
         }
       }
-      const body = (await readBody(request)) as Record<string, unknown> | undefined;
+      const body = (await readJson(request)) as Record<string, unknown> | undefined;
       const environment = Number(url.searchParams.get('env_idx') ?? body?.env_idx);
       const session = sessions.get(environment);
       // FastAPI answers an exception (a KeyError for an unknown env_idx) with a bare 500.

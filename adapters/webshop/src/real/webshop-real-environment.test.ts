@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, EnvironmentError, type Task } from '@dreamgym/core';
-import { describeEnvironmentConformance } from '@dreamgym/core/testing';
+import { describeEnvironmentConformance } from '@dreamgym/core/testing/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebshopAdapter } from '../adapter.js';
 import { webshopGoalTask } from '../datasets/human-goals.js';

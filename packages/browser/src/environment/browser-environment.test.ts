@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, EnvironmentError, type Observation } from '@dreamgym/core';
-import { describeEnvironmentConformance } from '@dreamgym/core/testing';
+import { describeEnvironmentConformance } from '@dreamgym/core/testing/vitest';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseObservationLines } from '../actions/web-candidate-actions.js';

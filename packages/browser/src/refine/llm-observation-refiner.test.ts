@@ -1,5 +1,5 @@
 import { OpenAICompatibleChatModel } from '@dreamgym/core';
-import { type OpenAICompatibleServer, startOpenAICompatibleServer } from '@dreamgym/core/testing';
+import { type OpenAICompatibleServer, startOpenAICompatibleServer } from '@dreamgym/test-support';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../chromium.js';

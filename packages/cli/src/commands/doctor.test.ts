@@ -1,11 +1,12 @@
 /**
  * `dreamgym doctor` on this machine (set up by scripts/setup.sh: everything present), on
- * things that are missing (each with its fix command), and `--fix` compiling a faiss-node
- * that has no addon against Debian's libfaiss in a project folder outside the repository.
+ * things that are missing (each with its fix command), `--fix` in a checkout running the
+ * set-up script's step, and outside one running npm's own command for faiss-node without
+ * saving it into the project.
  */
 
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -94,38 +95,72 @@ describe('dreamgym doctor', () => {
     );
   });
 
-  it('--fix compiles a faiss-node without its addon against the system libfaiss', async () => {
-    // A project outside the repository holding faiss-node as npm leaves it when its install
-    // script is not run: sources, no build/.
-    const project = join(scratch, 'project');
-    await mkdir(join(project, 'node_modules'), { recursive: true });
-    await writeFile(join(project, 'package.json'), '{"name":"doctor-project","private":true}\n');
+  it('outside a checkout, --fix puts faiss-node back with npm without saving it, and names npm rebuild for a missing addon', async () => {
+    // npm on PATH is a stand-in that records its arguments: no registry is asked.
+    const bin = join(scratch, 'bin');
+    const calls = join(scratch, 'npm-calls');
+    await mkdir(bin, { recursive: true });
+    await writeFile(join(bin, 'npm'), `#!/bin/sh\necho "$@" >> ${calls}\n`, { mode: 0o755 });
+    const project = join(scratch, 'empty-project');
+    await mkdir(project, { recursive: true });
+    const manifest = '{"name":"doctor-project","private":true}\n';
+    await writeFile(join(project, 'package.json'), manifest);
+    const io = captureIo({
+      env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
+      cwd: project,
+    });
+    expect(await doctorCommand.run(['--only', 'faiss', '--fix'], io)).toBe(1);
+    expect(io.out()).toMatch(/^faiss +fixing +faiss-node is not installed/m);
+    expect(io.out()).toContain(
+      "$ npm install --no-save --no-audit --no-fund 'faiss-node@^0.5.1'\n",
+    );
+    expect(await readFile(calls, 'utf8')).toBe(
+      'install --no-save --no-audit --no-fund faiss-node@^0.5.1\n',
+    );
+    // The optional dependency stays optional: the project's manifest is as it was.
+    expect(await readFile(join(project, 'package.json'), 'utf8')).toBe(manifest);
+
+    // A faiss-node as npm leaves it when its install script is not run: sources, no build/.
+    const built = join(scratch, 'project');
+    await mkdir(join(built, 'node_modules'), { recursive: true });
+    await writeFile(join(built, 'package.json'), manifest);
     await promisify(execFile)('bash', [
       '-c',
-      `tar --exclude=build -C ${repositoryRoot}/node_modules -cf - faiss-node | tar -xf - -C ${project}/node_modules`,
+      `tar --exclude=build -C ${repositoryRoot}/node_modules -cf - faiss-node | tar -xf - -C ${built}/node_modules`,
     ]);
-    for (const dependency of ['bindings', 'file-uri-to-path', 'node-addon-api']) {
+    for (const dependency of ['bindings', 'file-uri-to-path']) {
       await symlink(
         join(repositoryRoot, 'node_modules', dependency),
-        join(project, 'node_modules', dependency),
+        join(built, 'node_modules', dependency),
         'dir',
       );
     }
-    const before = capture(project);
-    expect(await doctorCommand.run(['--only', 'faiss'], before)).toBe(1);
-    expect(before.out()).toMatch(
+    const addonless = capture(built);
+    expect(await doctorCommand.run(['--only', 'faiss'], addonless)).toBe(1);
+    expect(addonless.out()).toMatch(
       /^faiss +MISSING +faiss-node \S+ at \S+ has no working addon \(Error: Could not locate the bindings file/m,
     );
-    expect(before.out()).toMatch(
-      /^ +fix +\(cd \S+\/node_modules\/\.cache\/dreamgym-faiss-node && \S+node \S+node-gyp\.js rebuild/m,
-    );
+    expect(addonless.out()).toMatch(/^ +fix +npm rebuild faiss-node$/m);
+  }, 60_000);
 
-    const fixing = capture(project);
-    const code = await doctorCommand.run(['--only', 'faiss', '--fix'], fixing);
-    expect(fixing.out(), fixing.err()).toMatch(
-      /^faiss +ok +faiss-node \S+ loads \(stock build: slower inserts and searches\) from .*\/project\/node_modules\/faiss-node$/m,
+  it("in a DreamGym checkout, --fix runs the set-up script's step for what is missing", async () => {
+    // A checkout whose set-up script records its arguments and makes a virtualenv that imports.
+    const checkout = join(scratch, 'checkout');
+    await mkdir(join(checkout, 'scripts/setup.d'), { recursive: true });
+    await writeFile(join(checkout, 'package.json'), '{"name":"dreamgym","private":true}\n');
+    await writeFile(join(checkout, 'scripts/setup.d/20-faiss.sh'), '');
+    await writeFile(
+      join(checkout, 'scripts/setup.sh'),
+      '#!/usr/bin/env bash\ncd "$(dirname "$0")/.."\necho "$@" > setup-arguments\nmkdir -p .venv/bin\nprintf \'#!/bin/sh\\n\' > .venv/bin/python\nchmod +x .venv/bin/python\n',
     );
-    expect(fixing.out()).toMatch(/^\$ \(cd .* rebuild --nodedir=\/usr --jobs=2\)$/m);
-    expect(code).toBe(0);
-  }, 240_000);
+    const before = capture(checkout);
+    expect(await doctorCommand.run(['--only', 'python'], before)).toBe(1);
+    expect(before.out()).toMatch(/^ +fix +bash scripts\/setup\.sh python$/m);
+
+    const fixing = capture(checkout);
+    expect(await doctorCommand.run(['--only', 'python', '--fix'], fixing)).toBe(0);
+    expect(fixing.out()).toContain('$ bash scripts/setup.sh python\n');
+    expect(await readFile(join(checkout, 'setup-arguments'), 'utf8')).toBe('python\n');
+    expect(fixing.out()).toMatch(/^python +ok +\S+\/checkout\/\.venv imports the ALFWorld engine/m);
+  });
 });

@@ -84,7 +84,7 @@ async function evaluate(args: string[], io: CommandIo): Promise<number> {
         tasks: domain.evaluationTasks,
         episodesPerTask: integer(values.episodes as string | undefined, '--episodes') ?? 1,
         maxSteps,
-        k: config.retrieval.k,
+        config,
         greedy: values.sample !== true,
         concurrency: environment === 'real' ? config.realConcurrency : config.concurrency,
         random: new SeededRandom(

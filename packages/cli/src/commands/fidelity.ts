@@ -15,7 +15,7 @@ import {
   type OnPolicyFidelityReport,
   SeededRandom,
   type SuccessEstimate,
-  SyntheticEnvironment,
+  syntheticEnvironmentFromConfig,
 } from '@dreamgym/core';
 import { type Command, type CommandIo, integer, parseFlags } from '../command-arguments.js';
 import { htmlPage } from '../html-report.js';
@@ -272,16 +272,10 @@ async function fidelity(args: string[], io: CommandIo): Promise<number> {
         adapter: domain.adapter,
         // The synthetic environment the run trained in, as the loop builds it.
         syntheticEnvironment: () =>
-          new SyntheticEnvironment({
-            model: experienceModel,
-            retriever: domain.replayBuffer,
-            adapter: domain.adapter,
-            k,
-            useHistory: config.history.enabled,
-            maxSteps,
-            invalidActionPenalty: config.invalidActionPenalty,
-            filter: { domain: domain.adapter.name },
-          }),
+          syntheticEnvironmentFromConfig(
+            { ...config, maxSteps },
+            { experienceModel, retriever: domain.replayBuffer, adapter: domain.adapter },
+          ),
         realEnvironment: domain.realEnvironment,
         experienceModel,
         retriever: domain.replayBuffer,

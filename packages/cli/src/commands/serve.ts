@@ -28,7 +28,6 @@ import {
   type Command,
   type CommandIo,
   decimal,
-  defaultDataDirectory,
   type FlagSpecs,
   type FlagValues,
   fail,
@@ -36,8 +35,9 @@ import {
   parseFlags,
   readJsonFile,
 } from '../command-arguments.js';
-import { type DomainSetupOptions, DomainSetupOptionsSchema, setUpDomain } from '../domain-setup.js';
+import { type DomainSetupOptions, setUpDomain } from '../domain-setup.js';
 import { parseModelSelection, selectModels } from '../model-selection.js';
+import { domainSetupFromFlags, loopConfigFromFlags, runFolderFlag } from '../run-flags.js';
 
 const SERVE_USAGE = `Usage: dreamgym serve --domain NAME [options]
 
@@ -171,83 +171,36 @@ function serveSettings(values: FlagValues, file: Record<string, unknown>, io: Co
     server: fileServer = {},
     ...fileConfig
   } = file as { setup?: Record<string, unknown>; server?: Record<string, unknown> };
-  const config = structuredClone(fileConfig) as Record<string, unknown>;
-  const set = (target: Record<string, unknown>, path: string[], value: unknown) => {
-    if (value === undefined) return;
-    let node = target;
-    for (const key of path.slice(0, -1)) {
-      node[key] = { ...((node[key] as Record<string, unknown> | undefined) ?? {}) };
-      node = node[key] as Record<string, unknown>;
-    }
-    node[path.at(-1)!] = value;
-  };
-  const string = (name: string) => values[name] as string | undefined;
-  set(config, ['seed'], integer(string('seed'), '--seed'));
-  set(
-    config,
-    ['tasksPerIteration'],
-    integer(string('tasks-per-iteration'), '--tasks-per-iteration'),
-  );
-  set(config, ['rolloutsPerTask'], integer(string('rollouts-per-task'), '--rollouts-per-task'));
-  set(config, ['maxSteps'], integer(string('max-steps'), '--max-steps'));
-  set(config, ['curriculum', 'lambda'], decimal(string('lambda'), '--lambda'));
-  set(config, ['retrieval', 'k'], integer(string('k'), '--k'));
-  set(config, ['checkpointEvery'], integer(string('checkpoint-every'), '--checkpoint-every'));
-  if (values['no-curriculum']) set(config, ['curriculum', 'enabled'], false);
-  if (values['no-replay']) set(config, ['retrieval', 'enabled'], false);
-  if (values['no-history']) set(config, ['history', 'enabled'], false);
-  if (values['no-write-back']) set(config, ['replayWriteBack'], false);
-
+  const config = loopConfigFromFlags(values, fileConfig);
   const server = structuredClone(fileServer) as Record<string, unknown>;
-  set(server, ['host'], string('host'));
-  set(server, ['port'], integer(string('port'), '--port'));
-  set(server, ['maxSessions'], integer(string('max-sessions'), '--max-sessions'));
   const seconds = (flag: string) => {
-    const value = decimal(string(flag), `--${flag}`);
+    const value = decimal(values[flag], `--${flag}`);
     if (value !== undefined && value < 0)
       fail(`--${flag} must be >= 0, got ${value}.`, `--${flag}`);
     return value === undefined ? undefined : Math.round(value * 1000);
   };
-  set(server, ['sessionTimeoutMs'], seconds('session-timeout'));
-  set(server, ['shutdownGraceMs'], seconds('shutdown-grace'));
-  set(server, ['maxPayloadBytes'], integer(string('max-payload'), '--max-payload'));
-
-  const domain = string('domain') ?? (fileSetup.domain as string | undefined);
-  if (!domain) fail(`--domain is required (e.g. --domain alfworld).\n\n${SERVE_USAGE}`, '--domain');
-  const data =
-    string('data') ?? (fileSetup.data as string | undefined) ?? defaultDataDirectory(domain, io);
-  if (!data) {
-    fail(
-      `--data DIR is required (the ${domain} dataset folder), or set DREAMGYM_DATA_DIR to the folder holding ${domain}/.`,
-      '--data',
-    );
+  for (const [field, value] of Object.entries({
+    host: values.host,
+    port: integer(values.port, '--port'),
+    maxSessions: integer(values['max-sessions'], '--max-sessions'),
+    sessionTimeoutMs: seconds('session-timeout'),
+    shutdownGraceMs: seconds('shutdown-grace'),
+    maxPayloadBytes: integer(values['max-payload'], '--max-payload'),
+  })) {
+    if (value !== undefined) server[field] = value;
   }
-  const setup: DomainSetupOptions = {
+  return {
+    config,
     // Serving evaluates nothing: the set-up loads one training task in place of evaluation
     // tasks, so no adapter needs an evaluation split for it.
-    evalSplit: 'train',
-    evalTasks: 1,
-    ...(fileSetup as Partial<DomainSetupOptions>),
-    domain,
-    data: resolve(io.cwd, data),
-    ...(string('adapter-package') ? { adapterPackage: string('adapter-package')! } : {}),
-    ...(values.offline
-      ? { offline: (values.offline as string[]).map((file) => resolve(io.cwd, file)) }
-      : {}),
-    ...(string('offline-limit')
-      ? { offlineLimit: integer(string('offline-limit'), '--offline-limit')! }
-      : {}),
-    ...(string('train-tasks')
-      ? { trainTasks: integer(string('train-tasks'), '--train-tasks')! }
-      : {}),
-    ...(string('index') ? { index: string('index') as 'auto' } : {}),
+    setup: domainSetupFromFlags(
+      values,
+      { evalSplit: 'train', evalTasks: 1, ...fileSetup },
+      io,
+      SERVE_USAGE,
+    ),
+    server,
   };
-  const checked = DomainSetupOptionsSchema.safeParse(setup);
-  if (!checked.success) {
-    const issue = checked.error.issues[0]!;
-    fail(`Invalid option \`${issue.path.join('.')}\`: ${issue.message}`, issue.path.join('.'));
-  }
-  return { config, setup, server };
 }
 
 /** An experience model built for the server, and what frees it at shutdown. */
@@ -355,14 +308,7 @@ async function serve(args: string[], io: CommandIo): Promise<number> {
   if (values.real && values.experience !== undefined) {
     fail('--real serves the real environment; it takes no --experience.', '--real');
   }
-  const runDirectory = resolve(
-    io.cwd,
-    (values['run-dir'] as string | undefined) ??
-      join(
-        'runs',
-        `serve-${(values.domain as string | undefined) ?? 'run'}-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}`,
-      ),
-  );
+  const runDirectory = runFolderFlag(values, io, 'serve-');
   const setupFile = join(runDirectory, 'setup.json');
   let fileSettings: Record<string, unknown> = {};
   if (values.resume && existsSync(setupFile)) {

@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startOpenAICompatibleServer } from '@dreamgym/core/testing';
+import { startOpenAICompatibleServer } from '@dreamgym/test-support';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runCli } from '../cli.js';
 import { captureIo, dataRoot } from '../cli.test-support.js';

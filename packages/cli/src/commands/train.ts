@@ -1,54 +1,28 @@
 /**
  * `dreamgym train`: DreamGym training of one domain (synthetic phase, then optional
- * sim-to-real), with the untrained and trained policy evaluated before and after. Every
+ * sim-to-real), with the starting and the trained policy evaluated before and after. Every
  * model-backed part is chosen by flags (`--experience`, `--task-generator`, `--embedder`,
  * `--policy`), backed by one `--model`: in process (`local`, a GGUF) or behind `--base-url`.
+ * The flags become the loop's configuration and components in `prepareRun`.
  */
-import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
 import {
-  type DreamGymConfigInput,
+  type DreamGymConfig,
   DreamGymLoop,
+  type DreamGymResult,
   type EvaluationMetrics,
   type IterationMetrics,
-  parseDreamGymConfig,
-  SeededRandom,
   type SyntheticToRealGap,
-  type TrainablePolicy,
 } from '@dreamgym/core';
 import {
   type Command,
   type CommandIo,
-  decimal,
-  defaultDataDirectory,
   type FlagSpecs,
-  type FlagValues,
-  fail,
-  integer,
   parseFlags,
   percent,
-  readJsonFile,
 } from '../command-arguments.js';
-import { evaluateOnDomain } from '../domain-evaluation.js';
-import { type DomainSetupOptions, DomainSetupOptionsSchema, setUpDomain } from '../domain-setup.js';
 import { MODEL_SELECTION_FLAGS } from '../model-selection.js';
+import { prepareRun } from '../prepare-run.js';
 import { ProgressReporter } from '../progress.js';
-import {
-  MODELS_FILE,
-  modelSettings,
-  prepareRunModels,
-  readModelFlags,
-  selectRunModels,
-} from '../run-models.js';
-import {
-  createRunPolicy,
-  LLM_POLICY_PACKAGE,
-  loadLlmPolicyModule,
-  type RunPolicySettings,
-  readRunPolicySettings,
-  writeRunPolicySettings,
-} from '../run-policy.js';
 
 const TRAIN_USAGE = `Usage: dreamgym train --domain NAME [options]
 
@@ -72,7 +46,7 @@ Run:
                              and an optional "setup" object with the options above
   --run-dir DIR              run folder (default runs/NAME-<date>); holds metrics, checkpoints
   --resume                   continue the run in --run-dir from its last checkpoint
-  --no-baseline              do not evaluate the untrained policy first
+  --no-baseline              do not evaluate the starting policy first (evaluation.atStart)
 
 Models (the defaults are embedded and need no model; one --model backs every LLM part):
   --experience embedded|llm|hybrid   experience model: retrieval over the offline transitions
@@ -172,370 +146,81 @@ const TRAIN_OPTIONS: FlagSpecs = {
   'no-history': { type: 'boolean' },
 };
 
-/** Merges flags over the config file into the loop config and the domain set-up. */
-function trainSettings(
-  values: FlagValues,
-  file: Record<string, unknown>,
-  io: CommandIo,
-): { config: DreamGymConfigInput; setup: DomainSetupOptions; policy: RunPolicySettings } {
-  const {
-    setup: fileSetup = {},
-    llmPolicy: fileLlmPolicy,
-    ...fileConfig
-  } = file as { setup?: Record<string, unknown>; llmPolicy?: unknown };
-  const config = structuredClone(fileConfig) as Record<string, unknown> & DreamGymConfigInput;
-  const set = (path: string[], value: unknown) => {
-    if (value === undefined) return;
-    let target = config as Record<string, unknown>;
-    for (const key of path.slice(0, -1)) {
-      target[key] = { ...((target[key] as Record<string, unknown> | undefined) ?? {}) };
-      target = target[key] as Record<string, unknown>;
-    }
-    target[path.at(-1)!] = value;
-  };
-  const string = (name: string) => values[name] as string | undefined;
-  set(['iterations'], integer(string('iterations'), '--iterations'));
-  set(['seed'], integer(string('seed'), '--seed'));
-  set(['algorithm'], string('algorithm'));
-  set(['tasksPerIteration'], integer(string('tasks-per-iteration'), '--tasks-per-iteration'));
-  set(['rolloutsPerTask'], integer(string('rollouts-per-task'), '--rollouts-per-task'));
-  set(['maxSteps'], integer(string('max-steps'), '--max-steps'));
-  set(['concurrency'], integer(string('concurrency'), '--concurrency'));
-  set(['curriculum', 'lambda'], decimal(string('lambda'), '--lambda'));
-  set(['retrieval', 'k'], integer(string('k'), '--k'));
-  set(['simToReal', 'realTransitionBudget'], integer(string('real-budget'), '--real-budget'));
-  set(['evaluation', 'every'], integer(string('eval-every'), '--eval-every'));
-  const evalEnvironment = string('eval-env');
-  if (evalEnvironment !== undefined) {
-    const environments = { real: ['real'], synthetic: ['synthetic'], both: ['synthetic', 'real'] }[
-      evalEnvironment
-    ];
-    if (!environments)
-      fail(`--eval-env must be real, synthetic or both, got "${evalEnvironment}".`, '--eval-env');
-    set(['evaluation', 'environments'], environments);
-  }
-  const evalMode = string('eval-mode');
-  if (evalMode !== undefined) {
-    const modes = { greedy: ['greedy'], sampled: ['sampled'], both: ['greedy', 'sampled'] }[
-      evalMode
-    ];
-    if (!modes)
-      fail(`--eval-mode must be greedy, sampled or both, got "${evalMode}".`, '--eval-mode');
-    set(['evaluation', 'modes'], modes);
-  } else if ((config.evaluation as { modes?: unknown } | undefined)?.modes === undefined) {
-    set(['evaluation', 'modes'], ['greedy', 'sampled']);
-  }
-  set(['evaluation', 'gapTasks'], integer(string('gap-tasks'), '--gap-tasks'));
-  const warmStart = string('warm-start');
-  if (warmStart !== undefined) {
-    if (warmStart !== 'bc' && warmStart !== 'none')
-      fail(`--warm-start must be bc or none, got "${warmStart}".`, '--warm-start');
-    set(['warmStart'], warmStart === 'bc' ? { behaviourCloning: {} } : {});
-  }
-  if (values['no-curriculum']) set(['curriculum', 'enabled'], false);
-  if (values['no-retrieval']) set(['retrieval', 'enabled'], false);
-  if (values['no-replay-write-back']) set(['replayWriteBack'], false);
-  if (values['no-history']) set(['history', 'enabled'], false);
-
-  const domain = string('domain') ?? (fileSetup.domain as string | undefined);
-  if (!domain) fail(`--domain is required (e.g. --domain alfworld).\n\n${TRAIN_USAGE}`, '--domain');
-  const data =
-    string('data') ?? (fileSetup.data as string | undefined) ?? defaultDataDirectory(domain, io);
-  if (!data) {
-    fail(
-      `--data DIR is required (the ${domain} dataset folder), or set DREAMGYM_DATA_DIR to the folder holding ${domain}/.`,
-      '--data',
-    );
-  }
-  const setup: DomainSetupOptions = {
-    ...(fileSetup as Partial<DomainSetupOptions>),
-    domain,
-    data: resolve(io.cwd, data),
-    ...(string('adapter-package') ? { adapterPackage: string('adapter-package')! } : {}),
-    ...(values.offline
-      ? { offline: (values.offline as string[]).map((file) => resolve(io.cwd, file)) }
-      : {}),
-    ...(string('offline-limit')
-      ? { offlineLimit: integer(string('offline-limit'), '--offline-limit')! }
-      : {}),
-    ...(string('train-tasks')
-      ? { trainTasks: integer(string('train-tasks'), '--train-tasks')! }
-      : {}),
-    ...(string('eval-split') ? { evalSplit: string('eval-split')! } : {}),
-    ...(string('eval-tasks') ? { evalTasks: integer(string('eval-tasks'), '--eval-tasks')! } : {}),
-    ...(string('index') ? { index: string('index') as 'auto' } : {}),
-    ...(values['no-outcome-judge'] ? { outcomeJudge: false } : {}),
-    ...(values['no-world-memory'] ? { worldMemory: false } : {}),
-  };
-  const checked = DomainSetupOptionsSchema.safeParse(setup);
-  if (!checked.success) {
-    const issue = checked.error.issues[0]!;
-    fail(`Invalid option \`${issue.path.join('.')}\`: ${issue.message}`, issue.path.join('.'));
-  }
-  parseDreamGymConfig(config);
-  return { config, setup, policy: policySettings(values, fileLlmPolicy) };
-}
-
-/** `--policy` and its flags over the config file's `llmPolicy` object. */
-function policySettings(values: FlagValues, fileLlmPolicy: unknown): RunPolicySettings {
-  const string = (name: string) => values[name] as string | undefined;
-  const kind = string('policy') ?? (fileLlmPolicy === undefined ? 'linear' : 'llm');
-  if (kind !== 'linear' && kind !== 'llm')
-    fail(`--policy must be linear or llm, got "${kind}".`, '--policy');
-  const llmFlags = ['policy-model', 'policy-action', 'policy-device', 'policy-package'].filter(
-    (name) => values[name] !== undefined,
-  );
-  if (kind === 'linear') {
-    if (llmFlags.length > 0)
-      fail(
-        `--${llmFlags[0]} is a setting of the LLM policy: add --policy llm.`,
-        `--${llmFlags[0]}`,
-      );
-    return { kind: 'linear' };
-  }
-  if (
-    fileLlmPolicy !== undefined &&
-    (typeof fileLlmPolicy !== 'object' || fileLlmPolicy === null || Array.isArray(fileLlmPolicy))
-  ) {
-    fail('The config file\'s "llmPolicy" must be an object of LLM policy settings.', 'llmPolicy');
-  }
-  const settings: Record<string, unknown> = structuredClone(
-    (fileLlmPolicy as Record<string, unknown> | undefined) ?? {},
-  );
-  // The policy trains in process: --model backs it unless that model is behind a server.
-  const model =
-    string('policy-model') ?? (string('base-url') === undefined ? string('model') : undefined);
-  if (model !== undefined) settings.model = model;
-  else if (string('base-url') !== undefined && settings.model === undefined) {
-    fail(
-      `--policy llm trains its model in process, and --model ${string('model') ?? '(none)'} is served at --base-url: name the policy's local model with --policy-model local|PATH.gguf.`,
-      '--policy-model',
-    );
-  }
-  const action = string('policy-action');
-  if (action !== undefined) {
-    if (action !== 'generate' && action !== 'score')
-      fail(`--policy-action must be generate or score, got "${action}".`, '--policy-action');
-    settings.actionSelection = action;
-  }
-  const device = string('policy-device');
-  if (device !== undefined) {
-    if (!/^(cpu|cuda(:\d+)?)$/.test(device))
-      fail(`--policy-device must be cpu, cuda or cuda:N, got "${device}".`, '--policy-device');
-    settings.trainer = { ...((settings.trainer as Record<string, unknown>) ?? {}), device };
-  }
-  return { kind: 'llm', package: string('policy-package') ?? LLM_POLICY_PACKAGE, settings };
-}
-
 async function train(args: string[], io: CommandIo): Promise<number> {
   const values = parseFlags(args, TRAIN_OPTIONS, TRAIN_USAGE);
   if (values.help) {
     io.stdout.write(`${TRAIN_USAGE}\n`);
     return 0;
   }
-  const runDirectory = resolve(
-    io.cwd,
-    (values['run-dir'] as string | undefined) ??
-      join(
-        'runs',
-        `${(values.domain as string | undefined) ?? 'run'}-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}`,
-      ),
-  );
-  const existing = await DreamGymLoop.latestCheckpoint(runDirectory);
-  if (existing !== undefined && !values.resume) {
-    fail(
-      `${runDirectory} already holds a run (checkpoint ${existing}). Pass --resume to continue it, or choose another --run-dir.`,
-      '--run-dir',
-    );
-  }
-  const setupFile = join(runDirectory, 'setup.json');
-  let fileSettings: Record<string, unknown> = {};
-  let savedPolicy: RunPolicySettings | undefined;
-  let savedModels: Record<string, string> | undefined;
-  if (values.resume && existsSync(setupFile)) {
-    // A resumed run keeps the settings it started with; flags may not change them.
-    fileSettings = {
-      ...(await readJsonFile(join(runDirectory, 'config.json'), '--run-dir')),
-      setup: await readJsonFile(setupFile, '--run-dir'),
-    };
-    savedPolicy = await readRunPolicySettings(runDirectory);
-    savedModels = await readModelFlags(runDirectory);
-  } else if (values.config) {
-    fileSettings = await readJsonFile(resolve(io.cwd, values.config as string), '--config');
-  }
-  const settings = trainSettings(values, fileSettings, io);
-  const { config, setup } = settings;
-  if (savedPolicy && values.policy !== undefined && values.policy !== savedPolicy.kind) {
-    fail(
-      `${runDirectory} trains the ${savedPolicy.kind} policy (policy.json); --resume continues it as it started: drop --policy ${String(values.policy)}.`,
-      '--policy',
-    );
-  }
-  const policySettings = savedPolicy ?? settings.policy;
-  const models = modelSettings(values, {
-    policy: policySettings.kind,
-    ...(savedModels ? { saved: savedModels } : {}),
-    runDirectory,
-  });
-  const { selection } = models;
-  // The worker and the model cache need PATH and HOME even where the caller passes a partial environment.
-  const env = { ...process.env, ...io.env };
-  // Before the domain loads: a missing LLM package or model file fails at once.
-  const llmModule =
-    policySettings.kind === 'llm' ? await loadLlmPolicyModule(policySettings.package) : undefined;
-  const embedder = await prepareRunModels(selection, { env, cwd: io.cwd });
-  const log = (message: string) => io.stderr.write(`${message}\n`);
-  const domain = await setUpDomain(setup, log, embedder ? { embedder } : {});
-  await mkdir(runDirectory, { recursive: true });
-  await writeFile(setupFile, `${JSON.stringify(setup, null, 2)}\n`);
-  await writeRunPolicySettings(runDirectory, policySettings);
-  await writeFile(join(runDirectory, MODELS_FILE), `${JSON.stringify(models.flags, null, 2)}\n`);
-  if ((config.evaluation as { environments?: unknown } | undefined)?.environments === undefined) {
-    // Real success is what matters, where the adapter's real environment runs as it is.
-    const evaluation = { ...((config.evaluation as Record<string, unknown> | undefined) ?? {}) };
-    evaluation.environments = [domain.adapter.defaults?.evaluationEnvironment ?? 'real'];
-    (config as Record<string, unknown>).evaluation = evaluation;
-  }
-  const resolved = parseDreamGymConfig(config);
-  // With a warm start, "before" is the starting policy (cloned), which only the loop holds:
-  // the loop measures it after cloning, exactly as it measures the trained policy after.
-  const startsFromWarmStart = resolved.warmStart.behaviourCloning !== undefined;
-  if (startsFromWarmStart && !values['no-baseline'] && domain.evaluationTasks.length > 0) {
-    (config as Record<string, unknown>).evaluation = {
-      ...((config.evaluation as Record<string, unknown> | undefined) ?? {}),
-      atStart: true,
-    };
-  }
-
-  const realNeeded =
-    resolved.simToReal.realTransitionBudget > 0 ||
-    resolved.evaluation.environments.includes('real') ||
-    resolved.evaluation.gapTasks > 0;
-  const evaluationEnvironment = resolved.evaluation.environments.includes('real')
-    ? 'real'
-    : 'synthetic';
-  const selected = await selectRunModels(selection, domain, { env, cwd: io.cwd, log, embedder });
-  // The policy line is train's own (below): the selection's policy is always linear here.
-  for (const line of selected.describe()) if (!line.startsWith('policy:')) log(line);
+  const run = await prepareRun(values, io, TRAIN_USAGE);
   try {
-    const runPolicy = await createRunPolicy({
-      settings: policySettings,
-      config: resolved,
-      adapter: domain.adapter,
-      runDirectory,
-      ...(llmModule ? { module: llmModule } : {}),
-      env,
-      log,
-    });
-    log(`policy: ${runPolicy.description}`);
-    try {
-      return await trainWith(runPolicy.policy);
-    } finally {
-      await runPolicy.close();
-    }
-  } finally {
-    await selected.dispose();
-  }
-
-  async function trainWith(policy: TrainablePolicy): Promise<number> {
-    // Before training: the same policy object, measured exactly as the loop measures it after.
-    const baseline: EvaluationMetrics[] = [];
-    if (
-      !startsFromWarmStart &&
-      !values['no-baseline'] &&
-      !values.resume &&
-      domain.evaluationTasks.length > 0
-    ) {
-      for (const mode of resolved.evaluation.modes) {
-        log(
-          `evaluating the untrained policy on ${domain.evaluationTasks.length} ${domain.evaluationSplit} tasks (${evaluationEnvironment}, ${mode})...`,
-        );
-        const metrics = await evaluateOnDomain(domain, {
-          policy,
-          experienceModel: selected.experienceModel,
-          environment: evaluationEnvironment,
-          progress: { label: `dreamgym train: untrained (${mode})`, output: io.stderr },
-          tasks: domain.evaluationTasks,
-          maxSteps: resolved.maxSteps,
-          k: resolved.retrieval.k,
-          greedy: mode === 'greedy',
-          episodesPerTask: resolved.evaluation.episodesPerTask,
-          concurrency:
-            evaluationEnvironment === 'real' ? resolved.realConcurrency : resolved.concurrency,
-          random: new SeededRandom(resolved.seed).fork(`baseline:${mode}`),
-        });
-        log(`success before training (${mode}): ${percent(metrics)}`);
-        baseline.push(metrics);
-      }
-      await writeFile(
-        join(runDirectory, 'baseline.json'),
-        `${JSON.stringify(baseline, null, 2)}\n`,
-      );
-    }
-
     const progress = new ProgressReporter('dreamgym train', 1, io.stderr);
     const loop = new DreamGymLoop({
-      config,
+      config: run.config,
       components: {
-        adapter: domain.adapter,
-        policy,
-        experienceModel: selected.experienceModel,
-        replayBuffer: domain.replayBuffer,
-        // The loop's default generator dedupes exactly; the selection's adds embedding
-        // similarity, which the default run keeps out so its results stay as they were.
-        ...(selection.taskGenerator === 'llm' || selection.embedder === 'openai'
-          ? { taskGenerator: selected.taskGenerator }
-          : {}),
-        seedTasks: domain.seedTasks,
-        evaluationTasks: domain.evaluationTasks,
-        demonstrations: domain.offlineTrajectories,
-        ...(realNeeded ? { realEnvironment: domain.realEnvironment } : {}),
+        ...run.components,
         log: (message: string) => progress.log(message),
-        onIteration: (metrics: IterationMetrics, { done, total }) => {
+        onIteration: (metrics, { done, total }) => {
           progress.total = total;
           progress.update(done, {
             successRate: metrics.successRate,
             fields: { phase: metrics.phase, pool: metrics.poolSize, buffer: metrics.bufferSize },
           });
-          for (const evaluation of metrics.evaluations)
-            progress.log(
-              `iteration ${metrics.iteration}: eval (${evaluation.mode}) ${percent(evaluation)}`,
-            );
-          const gap = metrics.syntheticToRealGap;
-          if (gap) {
-            progress.log(
-              `iteration ${metrics.iteration}: synthetic-to-real gap on ${gap.tasks} training tasks: synthetic ${(gap.syntheticSuccessRate * 100).toFixed(1)}% vs real ${(gap.realSuccessRate * 100).toFixed(1)}%`,
-            );
-          }
+          for (const line of iterationLines(metrics)) progress.log(line);
         },
       },
-      runDirectory,
+      runDirectory: run.runDirectory,
     });
-    const result = await loop.run({ resume: values.resume === true });
+    const result = await loop.run({ resume: run.resume });
     progress.finish();
-    io.stdout.write(`run folder: ${runDirectory}\n`);
-    if (result.warmStart) {
-      io.stdout.write(
-        `warm start: behaviour cloning kept epoch ${result.warmStart.bestEpoch}, held-out NLL ${result.warmStart.initialHeldOutNegativeLogLikelihood.toFixed(3)} -> ${result.warmStart.bestHeldOutNegativeLogLikelihood.toFixed(3)}\n`,
-      );
-    }
-    const startGap = result.start?.syntheticToRealGap;
-    if (startGap) io.stdout.write(`${formatGap('starting policy', startGap)}\n`);
-    const endGap = result.metrics.at(-1)?.syntheticToRealGap;
-    if (endGap) io.stdout.write(`${formatGap('trained policy', endGap)}\n`);
-    io.stdout.write(
-      formatBeforeAfter(
-        result.start?.evaluations.filter(
-          (evaluation) => evaluation.environment === evaluationEnvironment,
-        ) ?? baseline,
-        result.finalEvaluations.filter(
-          (evaluation) => evaluation.environment === evaluationEnvironment,
-        ),
-      ),
-    );
-    io.stdout.write(`report: dreamgym report --run-dir ${runDirectory}\n`);
+    io.stdout.write(formatRunResult(result, run.runDirectory, run.config));
     return 0;
+  } finally {
+    await run.close();
   }
+}
+
+/** An iteration's evaluations and synthetic-to-real gap, a line each. */
+function iterationLines(metrics: IterationMetrics): string[] {
+  const lines = metrics.evaluations.map(
+    (evaluation) =>
+      `iteration ${metrics.iteration}: eval (${evaluation.mode}) ${percent(evaluation)}`,
+  );
+  const gap = metrics.syntheticToRealGap;
+  if (gap) {
+    lines.push(
+      `iteration ${metrics.iteration}: synthetic-to-real gap on ${gap.tasks} training tasks: synthetic ${(gap.syntheticSuccessRate * 100).toFixed(1)}% vs real ${(gap.realSuccessRate * 100).toFixed(1)}%`,
+    );
+  }
+  return lines;
+}
+
+/**
+ * What a finished run prints: its folder, the warm start, the gaps, and success before (the
+ * loop's start evaluation) and after, in the real environment where evaluations run there.
+ */
+function formatRunResult(
+  result: DreamGymResult,
+  runDirectory: string,
+  config: DreamGymConfig,
+): string {
+  const environment = config.evaluation.environments.includes('real') ? 'real' : 'synthetic';
+  const inEnvironment = (evaluations: readonly EvaluationMetrics[]) =>
+    evaluations.filter((evaluation) => evaluation.environment === environment);
+  const lines = [`run folder: ${runDirectory}`];
+  if (result.warmStart) {
+    lines.push(
+      `warm start: behaviour cloning kept epoch ${result.warmStart.bestEpoch}, held-out NLL ${result.warmStart.initialHeldOutNegativeLogLikelihood.toFixed(3)} -> ${result.warmStart.bestHeldOutNegativeLogLikelihood.toFixed(3)}`,
+    );
+  }
+  const startGap = result.start?.syntheticToRealGap;
+  if (startGap) lines.push(formatGap('starting policy', startGap));
+  const endGap = result.metrics.at(-1)?.syntheticToRealGap;
+  if (endGap) lines.push(formatGap('trained policy', endGap));
+  return `${lines.join('\n')}\n${formatBeforeAfter(
+    inEnvironment(result.start?.evaluations ?? []),
+    inEnvironment(result.finalEvaluations),
+  )}report: dreamgym report --run-dir ${runDirectory}\n`;
 }
 
 /** The same training tasks played in the synthetic and the real environment, on one line. */

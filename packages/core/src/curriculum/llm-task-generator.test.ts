@@ -1,15 +1,15 @@
+import {
+  type ChatReply,
+  type OpenAICompatibleServer,
+  type ReceivedChatRequest,
+  startOpenAICompatibleServer,
+} from '@dreamgym/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelOutputError } from '../errors.js';
 import type { Task } from '../mdp/schemas.js';
 import { HashingEmbedder } from '../models/hashing-embedder.js';
 import { OpenAICompatibleChatModel } from '../models/openai-compatible-chat-model.js';
 import { SeededRandom } from '../random/seeded-random.js';
-import {
-  type ChatReply,
-  type OpenAICompatibleServer,
-  type ReceivedChatRequest,
-  startOpenAICompatibleServer,
-} from '../testing/openai-compatible-server.js';
 import { LlmTaskGenerator } from './llm-task-generator.js';
 import type { TaskRejection } from './task-generator.js';
 

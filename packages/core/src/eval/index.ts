@@ -1,4 +1,12 @@
 export {
+  type EvaluationMetrics,
+  type EvaluationMetricsInput,
+  EvaluationMetricsSchema,
+  type SyntheticToRealGap,
+  SyntheticToRealGapSchema,
+  wilsonInterval95,
+} from './evaluation-metrics.js';
+export {
   type DisagreementKind,
   type EvaluateExperienceModelOptions,
   evaluateExperienceModel,

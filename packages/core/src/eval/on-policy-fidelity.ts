@@ -17,9 +17,9 @@ import type { Observation, Step, StepResult, Task, Trajectory } from '../mdp/sch
 import type { Policy } from '../policy/policy.js';
 import type { SeededRandom } from '../random/seeded-random.js';
 import type { TransitionRetriever } from '../replay/retriever.js';
-import { EnvironmentPool } from '../training/environment-pool.js';
-import { wilsonInterval95 } from '../training/metrics.js';
-import type { Rollout } from '../training/rollout.js';
+import { EnvironmentPool } from '../rollout/environment-pool.js';
+import type { Rollout } from '../rollout/rollout.js';
+import { wilsonInterval95 } from './evaluation-metrics.js';
 import {
   evaluateExperienceModel,
   type FidelityFigures,

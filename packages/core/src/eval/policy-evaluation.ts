@@ -5,8 +5,8 @@ import type { Environment } from '../mdp/environment.js';
 import type { Observation, Step, Task } from '../mdp/schemas.js';
 import type { Policy } from '../policy/policy.js';
 import type { SeededRandom } from '../random/seeded-random.js';
-import { type EvaluationMetrics, wilsonInterval95 } from '../training/metrics.js';
-import { type Rollout, RolloutCollector } from '../training/rollout.js';
+import { type Rollout, RolloutCollector } from '../rollout/rollout.js';
+import { type EvaluationMetrics, wilsonInterval95 } from './evaluation-metrics.js';
 
 export interface PolicyEvaluationOptions {
   policy: Policy;

@@ -4,25 +4,11 @@
  * (`take apple 1 from countertop 1` removes the apple from the countertop's listing).
  * Domain-agnostic: the domain names its action types through {@link ConsistencyHints}.
  */
-import type { ParsedAction } from '../adapter.js';
+import type { ConsistencyHints, ParsedAction } from '../adapter.js';
 import type { Observation, Step } from '../mdp/schemas.js';
-import { addToListing, type ListingStyle, mentionsEntity, removeFromListing } from './listing.js';
+import { addToListing, mentionsEntity, removeFromListing } from './listing.js';
 
-/** What a domain tells the embedded experience model about its actions. All optional. */
-export interface ConsistencyHints extends ListingStyle {
-  /**
-   * Action types that look at a place (their arguments) without changing it, so that
-   * repeating one repeats what it showed (`go to`, `examine` in ALFWorld). Without
-   * them the model never replays history.
-   */
-  revisitActionTypes?: readonly string[];
-  /** Action types moving their first argument out of their last (`take O from R`). */
-  removeActionTypes?: readonly string[];
-  /** Action types moving their first argument into their last (`put O in/on R`). */
-  placeActionTypes?: readonly string[];
-  /** Observation texts meaning an action had no effect. Default `['Nothing happens.']`. */
-  noEffectObservations?: readonly string[];
-}
+export type { ConsistencyHints };
 
 /** A state text recalled from the history. */
 export interface Recollection {

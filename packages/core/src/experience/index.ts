@@ -76,9 +76,7 @@ export {
   type RetrievalModelTimings,
 } from './retrieval-experience-model.js';
 export {
-  isWritableTransitionStore,
   SyntheticEnvironment,
   type SyntheticEnvironmentOptions,
-  type WritableTransitionStore,
 } from './synthetic-environment.js';
 export { WorldMemory, type WorldMemoryOptions } from './world-memory.js';

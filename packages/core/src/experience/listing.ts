@@ -3,18 +3,9 @@
  * removing an entity that was taken and adding one that was put, so a revisited place
  * shows what the episode did to it.
  */
+import type { ListingStyle } from '../adapter.js';
 
-/** How listings are written in a domain's state texts. */
-export interface ListingStyle {
-  /** The word an empty listing reads as. Default `nothing`. */
-  emptyListing?: string;
-  /** Separator before the last of several items. Default `, and `. */
-  finalSeparator?: string;
-  /** Article of an added item when the listing shows none. Default `a`. */
-  article?: string;
-  /** Order of entity names in a listing, to insert at the right place. Default: appended last. */
-  compareEntities?: (a: string, b: string) => number;
-}
+export type { ListingStyle };
 
 interface Listing {
   start: number;

@@ -1,13 +1,13 @@
+import {
+  type ChatResponder,
+  type OpenAICompatibleServer,
+  startOpenAICompatibleServer,
+} from '@dreamgym/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../errors.js';
 import { type Step, type Task, TaskSchema } from '../mdp/schemas.js';
 import { OpenAICompatibleChatModel } from '../models/openai-compatible-chat-model.js';
 import type { ScoredTransition } from '../replay/retriever.js';
-import {
-  type ChatResponder,
-  type OpenAICompatibleServer,
-  startOpenAICompatibleServer,
-} from '../testing/openai-compatible-server.js';
 import type { ExperienceInput } from './experience-model.js';
 import { ReasoningExperienceModel } from './reasoning-experience-model.js';
 

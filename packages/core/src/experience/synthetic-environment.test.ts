@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, EnvironmentError } from '../errors.js';
+import { EnvironmentError } from '../errors.js';
 import { TaskSchema } from '../mdp/schemas.js';
 import type { ReplayBuffer } from '../replay/replay-buffer.js';
 import type { TransitionRetriever } from '../replay/retriever.js';
@@ -129,40 +129,8 @@ describe('SyntheticEnvironment', () => {
     expect(second.observation.text).toBe('Nothing happens.');
   });
 
-  it('writes its transitions back into the buffer as synthetic experience', async () => {
-    const store = await corridorBuffer(await corridorTrajectories(tasks.slice(0, 4), 2, 7));
-    const before = store.stats().size;
-    const env = new SyntheticEnvironment({
-      model,
-      retriever: store,
-      adapter,
-      writeBack: true,
-      policyVersion: 3,
-      episodePrefix: 'env-a',
-    });
-    await env.reset(withStart);
-    await env.step('go right');
-    await env.step('go right');
-    expect(store.stats().size).toBe(before + 2);
-    const written = store.get('env-a:corridor-4-2-1:1#1');
-    expect(written).toMatchObject({
-      source: 'synthetic',
-      stepIndex: 1,
-      action: 'go right',
-      policyVersion: 3,
-      trajectoryId: 'env-a:corridor-4-2-1:1',
-    });
-    // The episode never grounds itself on its own synthetic transitions.
-    const third = await env.step('take key');
-    expect((third.info.demoIds as string[]).some((id) => id.startsWith('env-a:'))).toBe(false);
-    await store.close();
-  });
-
-  it('refuses write-back to a search-only retriever and tasks it cannot start', async () => {
+  it('refuses tasks it cannot start', async () => {
     const searchOnly: TransitionRetriever = { search: async () => [] };
-    expect(
-      () => new SyntheticEnvironment({ model, retriever: searchOnly, adapter, writeBack: true }),
-    ).toThrow(ConfigError);
     const noInitial: ExperienceModel = { id: 'plain', predict: (input) => model.predict(input) };
     const env = new SyntheticEnvironment({ model: noInitial, retriever: searchOnly, adapter });
     await expect(

@@ -11,26 +11,13 @@ import {
   EnvironmentStateError,
 } from '../errors.js';
 import type { Environment } from '../mdp/environment.js';
-import type { Observation, Step, StepResult, Task, Transition } from '../mdp/schemas.js';
+import type { Observation, Step, StepResult, Task } from '../mdp/schemas.js';
 import type {
   RetrievalFilter,
   ScoredTransition,
   TransitionRetriever,
 } from '../replay/retriever.js';
 import type { ExperienceModel } from './experience-model.js';
-
-/** A retriever that also stores transitions, so synthetic experience can join the buffer. */
-export interface WritableTransitionStore extends TransitionRetriever {
-  /** Appends transitions (embedding them as the store does). */
-  add(transitions: readonly Transition[]): Promise<unknown>;
-}
-
-/** Whether `retriever` can store transitions. */
-export function isWritableTransitionStore(
-  retriever: TransitionRetriever,
-): retriever is WritableTransitionStore {
-  return typeof (retriever as Partial<WritableTransitionStore>).add === 'function';
-}
 
 /** Options of {@link SyntheticEnvironment}. */
 export interface SyntheticEnvironmentOptions {
@@ -57,15 +44,6 @@ export interface SyntheticEnvironmentOptions {
   filter?: RetrievalFilter;
   /** Put the instruction in retrieval queries (for buffers that embed it). Default `true`. */
   queryWithInstruction?: boolean;
-  /**
-   * Append each synthetic transition to the retriever (which must be a
-   * {@link WritableTransitionStore}) with source `synthetic`. Default `false`.
-   */
-  writeBack?: boolean;
-  /** Policy version recorded on written transitions. */
-  policyVersion?: number;
-  /** Prefix of episode (trajectory) ids of written transitions; make it unique per environment. Default `synthetic`. */
-  episodePrefix?: string;
 }
 
 /** The DreamGym synthetic environment. */
@@ -81,8 +59,6 @@ export class SyntheticEnvironment implements Environment {
   private history: Step[] = [];
   private done = false;
   private closed = false;
-  private episodes = 0;
-  private episodeId = '';
 
   constructor(options: SyntheticEnvironmentOptions) {
     this.k = options.k ?? 4;
@@ -105,12 +81,6 @@ export class SyntheticEnvironment implements Environment {
       throw new ConfigError(
         `SyntheticEnvironment: invalidActionPenalty must be zero or negative (it is added to the reward), got ${penalty}.`,
         { field: 'invalidActionPenalty' },
-      );
-    }
-    if (options.writeBack && !isWritableTransitionStore(options.retriever)) {
-      throw new ConfigError(
-        'SyntheticEnvironment: writeBack needs a retriever with add(transitions) (a ReplayBuffer); the one given can only search.',
-        { field: 'writeBack' },
       );
     }
     this.model = options.model;
@@ -143,8 +113,6 @@ export class SyntheticEnvironment implements Environment {
     this.task = task;
     this.history = [];
     this.done = false;
-    this.episodes += 1;
-    this.episodeId = `${this.options.episodePrefix ?? 'synthetic'}:${task.id}:${this.episodes}`;
     this.state = this.withActions(initial, []);
     return this.state;
   }
@@ -201,7 +169,6 @@ export class SyntheticEnvironment implements Environment {
     const observation = this.withActions(prediction.observation, this.history);
     this.state = observation;
     this.done = done;
-    if (this.options.writeBack) await this.write(step, observation, stepIndex, prediction.success);
     return {
       observation,
       reward: prediction.reward,
@@ -260,42 +227,7 @@ export class SyntheticEnvironment implements Environment {
   }
 
   private filter(): RetrievalFilter {
-    const excluded = this.options.filter?.excludeTrajectoryIds ?? [];
-    return {
-      domain: this.adapter.name,
-      ...this.options.filter,
-      // The episode being simulated must not ground itself.
-      ...(this.options.writeBack ? { excludeTrajectoryIds: [...excluded, this.episodeId] } : {}),
-    };
-  }
-
-  private async write(
-    step: Step,
-    nextState: Observation,
-    stepIndex: number,
-    success: boolean,
-  ): Promise<void> {
-    const task = this.task!;
-    const transition: Transition = {
-      id: `${this.episodeId}#${stepIndex}`,
-      domain: this.adapter.name,
-      taskId: task.id,
-      instruction: task.instruction,
-      trajectoryId: this.episodeId,
-      stepIndex,
-      state: step.observation,
-      action: step.action,
-      nextState,
-      reward: step.reward,
-      done: step.done,
-      source: 'synthetic',
-      ...(step.done ? { trajectorySuccess: success } : {}),
-      ...(this.options.policyVersion === undefined
-        ? {}
-        : { policyVersion: this.options.policyVersion }),
-      ...(step.reasoning === undefined ? {} : { reasoning: step.reasoning }),
-    };
-    await (this.retriever as WritableTransitionStore).add([transition]);
+    return { domain: this.adapter.name, ...this.options.filter };
   }
 
   private ensureOpen(method: string): void {

@@ -8,7 +8,30 @@
  *
  * @packageDocumentation
  */
+export { writeFileAtomic } from '../files/atomic-write.js';
 export { extractJson } from '../models/json-extraction.js';
 export { normalizeInPlace } from '../models/openai-compatible-embedding-model.js';
+export {
+  OpenAIHttpError,
+  openAIErrorType,
+  parseOpenAIRequest,
+  readRequestBody,
+  sendJson,
+  sendOpenAIError,
+  sendText,
+} from '../models/openai-wire.js';
+export {
+  ChatCompletionRequestSchema,
+  CompletionRequestSchema,
+  type CompletionToken,
+  chatCompletionBody,
+  chatMessageText,
+  completionBody,
+  completionLogprobs,
+  EmbeddingsRequestSchema,
+  embeddingsBody,
+  modelListBody,
+  stopSequences,
+  type WireToken,
+} from '../models/openai-wire-bodies.js';
 export { Semaphore } from '../models/semaphore.js';
-export { writeFileAtomic } from '../training/checkpoint-store.js';

@@ -3,11 +3,12 @@
  * name the file, the 1-based line and the failing field.
  */
 import { createReadStream } from 'node:fs';
-import { type FileHandle, mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { z } from 'zod';
 import { DatasetFormatError, DatasetNotFoundError } from '../errors.js';
+import { replaceFileAtomic } from '../files/atomic-write.js';
 
 /** A parsed JSON value with the line it came from. */
 export interface JsonlLine {
@@ -218,17 +219,14 @@ export async function replaceJsonl<S extends z.ZodType, T>(
   schema: S,
   write: (writer: JsonlWriter<S>) => Promise<T>,
 ): Promise<T> {
-  const temporary = `${file}.${process.pid}.tmp`;
-  const writer = await JsonlWriter.open(temporary, schema, { append: false });
-  try {
-    const result = await write(writer);
-    await writer.sync();
-    await writer.close();
-    await rename(temporary, file);
-    return result;
-  } catch (error) {
-    await writer.close();
-    await rm(temporary, { force: true });
-    throw error;
-  }
+  return replaceFileAtomic(file, async (temporary) => {
+    const writer = await JsonlWriter.open(temporary, schema, { append: false });
+    try {
+      const result = await write(writer);
+      await writer.sync();
+      return result;
+    } finally {
+      await writer.close();
+    }
+  });
 }

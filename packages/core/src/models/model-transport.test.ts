@@ -1,6 +1,6 @@
+import { openAICompatibleServerPool } from '@dreamgym/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SeededRandom } from '../random/seeded-random.js';
-import { openAICompatibleServerPool } from '../testing/openai-compatible-server.js';
 import { redact, resolveApiKey } from './model-transport.js';
 import { OpenAICompatibleChatModel } from './openai-compatible-chat-model.js';
 

@@ -1,7 +1,3 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { ConfigError, ModelError, ModelOutputError } from '../errors.js';
-import { SeededRandom } from '../random/seeded-random.js';
 import {
   type ChatReply,
   type OpenAICompatibleServer,
@@ -9,7 +5,11 @@ import {
   openAICompatibleServerPool,
   type ReceivedChatRequest,
   type RecordedRequest,
-} from '../testing/openai-compatible-server.js';
+} from '@dreamgym/test-support';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ConfigError, ModelError, ModelOutputError } from '../errors.js';
+import { SeededRandom } from '../random/seeded-random.js';
 import { PLACEHOLDER_API_KEY } from './model-transport.js';
 import {
   isResponseFormatRejection,

@@ -1,13 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError, InvalidArgumentError, ModelError, ModelOutputError } from '../errors.js';
-import { SeededRandom } from '../random/seeded-random.js';
 import {
   deterministicEmbedding,
   type OpenAICompatibleServer,
   type OpenAICompatibleServerOptions,
   openAICompatibleServerPool,
   type ReceivedEmbeddingsRequest,
-} from '../testing/openai-compatible-server.js';
+} from '@dreamgym/test-support';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError, InvalidArgumentError, ModelError, ModelOutputError } from '../errors.js';
+import { SeededRandom } from '../random/seeded-random.js';
 import {
   decodeEmbeddings,
   normalizeInPlace,

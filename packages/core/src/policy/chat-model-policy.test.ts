@@ -1,18 +1,18 @@
+import {
+  type OpenAICompatibleServer,
+  type ReceivedChatRequest,
+  startOpenAICompatibleServer,
+} from '@dreamgym/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenAICompatibleChatModel } from '../models/openai-compatible-chat-model.js';
 import { SeededRandom } from '../random/seeded-random.js';
+import { collectRollouts } from '../rollout/rollout.js';
 import {
   CorridorEnvironment,
   corridorTask,
   createCorridorAdapter,
 } from '../testing/corridor-domain.js';
-import {
-  type OpenAICompatibleServer,
-  type ReceivedChatRequest,
-  startOpenAICompatibleServer,
-} from '../testing/openai-compatible-server.js';
 import { toTrlRecords } from '../training/exporters.js';
-import { collectRollouts } from '../training/rollout.js';
 import { extractTaggedAction } from './agent-prompt.js';
 import { ChatModelPolicy, spanLogprob } from './chat-model-policy.js';
 

@@ -1,6 +1,6 @@
 /**
  * Policies: the `Policy` contract, the embedded `LinearSoftmaxPolicy` and the LLM-backed
- * `ChatModelPolicy`.
+ * `ChatModelPolicy`. The trainable LLM policy (`LlmPolicy`) is `@dreamgym/llama`'s.
  */
 
 export { type AdamConfig, AdamOptimizer, type AdamOptions, resolveAdamOptions } from './adam.js';
@@ -24,26 +24,6 @@ export {
   type LinearSoftmaxPolicyState,
   type PreparedDecision,
 } from './linear-softmax-policy.js';
-export {
-  type LlmDecisionRecord,
-  LlmPolicy,
-  type LlmPolicyOptions,
-  type LlmPolicyStats,
-  type LlmTrainerOptions,
-} from './llm-policy.js';
-export {
-  buildLlmPolicyMessages,
-  formatLlmPolicyAnswer,
-  type LlmActionFormat,
-  type LlmPolicyPromptOptions,
-  parseLlmPolicyAnswer,
-} from './llm-policy-prompt.js';
-export type {
-  ExportedWeights,
-  LlmRuntime,
-  RuntimeGeneration,
-  RuntimeToken,
-} from './llm-runtime.js';
 export {
   candidateActionsOf,
   type ImitationMetrics,

@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CheckpointError, ConfigError } from '../errors.js';
 import { SeededRandom } from '../random/seeded-random.js';
+import { collectRollouts } from '../rollout/rollout.js';
 import { CorridorEnvironment, corridorTask } from '../testing/corridor-domain.js';
 import { rolloutSamples } from '../training/policy-gradient-trainer.js';
-import { ppoStepLoss, resolvePpoLossOptions } from '../training/ppo-loss.js';
-import { collectRollouts } from '../training/rollout.js';
 import { LinearSoftmaxPolicy, type PreparedDecision } from './linear-softmax-policy.js';
+import { ppoStepLoss, resolvePpoLossOptions } from './ppo-loss.js';
 
 const directory = await mkdtemp(join(tmpdir(), 'dreamgym-policy-'));
 afterAll(() => rm(directory, { recursive: true, force: true }));

@@ -5,12 +5,10 @@
  * (recent action x action) and the action itself. Exact log-probabilities, entropies and
  * gradients; Adam; save/load with the optimiser state; trains on a CPU core.
  */
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { CheckpointError, ConfigError } from '../errors.js';
 import type { Observation, Task } from '../mdp/schemas.js';
-import { type RandomState, SeededRandom } from '../random/seeded-random.js';
-import { ppoStepLoss } from '../training/ppo-loss.js';
+import { SeededRandom } from '../random/seeded-random.js';
 import { type AdamConfig, AdamOptimizer, type AdamOptions } from './adam.js';
 import {
   combineHashes,
@@ -19,6 +17,11 @@ import {
   hashTokens,
   tokenize,
 } from './hashed-features.js';
+import {
+  type LinearSoftmaxPolicyState,
+  readLinearSoftmaxPolicyFile,
+  writeLinearSoftmaxPolicyFile,
+} from './linear-softmax-policy-file.js';
 import {
   candidateActionsOf,
   type ImitationMetrics,
@@ -32,7 +35,13 @@ import {
   type PolicyUpdateOptions,
   type TrainablePolicy,
 } from './policy.js';
+import { ppoStepLoss } from './ppo-loss.js';
 import { entropyOf, logSoftmax, softmaxLogitGradient } from './softmax.js';
+
+export type {
+  LinearSoftmaxPolicyHeader,
+  LinearSoftmaxPolicyState,
+} from './linear-softmax-policy-file.js';
 
 /** Options of {@link LinearSoftmaxPolicy}. */
 export interface LinearSoftmaxPolicyOptions {
@@ -60,27 +69,6 @@ export interface PreparedDecision {
   actionIndex: number;
 }
 
-/** A policy's weights, optimiser state and configuration, for in-memory checkpoints. */
-export interface LinearSoftmaxPolicyState {
-  header: LinearSoftmaxPolicyHeader;
-  weights: Float32Array;
-  adamM: Float32Array;
-  adamV: Float32Array;
-}
-
-/** The JSON header of a saved policy. */
-export interface LinearSoftmaxPolicyHeader {
-  format: 'dreamgym-linear-softmax-policy';
-  version: 1;
-  id: string;
-  hashBits: number;
-  historyWindow: number;
-  optimizer: AdamConfig;
-  adamSteps: number;
-  random: RandomState;
-}
-
-const MAGIC = 'DGLSPOL1';
 /** The file `saveState` writes into its directory. */
 const STATE_FILE = 'linear-softmax-policy.bin';
 
@@ -492,86 +480,14 @@ export class LinearSoftmaxPolicy implements Policy, TrainablePolicy {
     return policy;
   }
 
-  /**
-   * Writes the policy to one binary file: the 8-byte magic `DGLSPOL1`, a little-endian
-   * uint32 header length, the JSON header ({@link LinearSoftmaxPolicyHeader}) padded with
-   * spaces to a multiple of 4 bytes, then three little-endian Float32Arrays of 2^hashBits
-   * values: weights, Adam first moments, Adam second moments. Written atomically.
-   */
+  /** Writes the policy to one binary file, atomically (the format: `linear-softmax-policy-file.ts`). */
   async save(file: string): Promise<void> {
-    const state = this.exportState();
-    let headerText = JSON.stringify(state.header);
-    while ((12 + Buffer.byteLength(headerText)) % 4 !== 0) headerText += ' ';
-    const headerBytes = Buffer.from(headerText, 'utf8');
-    const prefix = Buffer.alloc(12);
-    prefix.write(MAGIC, 0, 'latin1');
-    prefix.writeUInt32LE(headerBytes.length, 8);
-    const arrays = [state.weights, state.adamM, state.adamV].map((array) =>
-      Buffer.from(array.buffer, array.byteOffset, array.byteLength),
-    );
-    await mkdir(dirname(file), { recursive: true });
-    const temporary = `${file}.${process.pid}.tmp`;
-    try {
-      await writeFile(temporary, Buffer.concat([prefix, headerBytes, ...arrays]));
-      await rename(temporary, file);
-    } catch (error) {
-      await rm(temporary, { force: true });
-      throw error;
-    }
+    await writeLinearSoftmaxPolicyFile(file, this.exportState());
   }
 
   /** Reads a policy written by {@link LinearSoftmaxPolicy.save}; throws a `CheckpointError` saying what is wrong. */
   static async load(file: string): Promise<LinearSoftmaxPolicy> {
-    let bytes: Buffer;
-    try {
-      bytes = await readFile(file);
-    } catch (error) {
-      throw new CheckpointError(`Cannot read policy file ${file}: ${(error as Error).message}`, {
-        path: file,
-        cause: error,
-      });
-    }
-    if (bytes.length < 12 || bytes.toString('latin1', 0, 8) !== MAGIC) {
-      throw new CheckpointError(
-        `${file} is not a LinearSoftmaxPolicy file (missing the ${MAGIC} magic); save one with policy.save().`,
-        { path: file },
-      );
-    }
-    const headerLength = bytes.readUInt32LE(8);
-    let header: LinearSoftmaxPolicyHeader;
-    try {
-      header = JSON.parse(bytes.toString('utf8', 12, 12 + headerLength));
-    } catch (error) {
-      throw new CheckpointError(`${file}: the policy header is not valid JSON.`, {
-        path: file,
-        cause: error,
-      });
-    }
-    if (header.format !== 'dreamgym-linear-softmax-policy' || header.version !== 1) {
-      throw new CheckpointError(
-        `${file}: unsupported policy format ${String(header.format)} version ${String(header.version)}.`,
-        { path: file },
-      );
-    }
-    const size = 1 << header.hashBits;
-    const start = 12 + headerLength;
-    if (bytes.length !== start + 3 * 4 * size) {
-      throw new CheckpointError(
-        `${file}: expected ${start + 12 * size} bytes for hashBits ${header.hashBits}, found ${bytes.length}; the file is truncated or corrupt.`,
-        { path: file },
-      );
-    }
-    // Copy out of the Buffer: its offset in Node's pool need not be 4-byte aligned.
-    const arrays = [0, 1, 2].map((part) => {
-      const slice = bytes.subarray(start + part * 4 * size, start + (part + 1) * 4 * size);
-      return new Float32Array(Uint8Array.from(slice).buffer);
-    });
-    return LinearSoftmaxPolicy.fromState({
-      header,
-      weights: arrays[0]!,
-      adamM: arrays[1]!,
-      adamV: arrays[2]!,
-    });
+    return LinearSoftmaxPolicy.fromState(await readLinearSoftmaxPolicyFile(file));
   }
 
   /** Feature lists of every candidate, cached per (task, state, recent actions, action). */

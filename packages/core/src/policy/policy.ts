@@ -5,7 +5,7 @@
  */
 import type { Observation, Step, Task } from '../mdp/schemas.js';
 import type { SeededRandom } from '../random/seeded-random.js';
-import type { PpoLossConfig } from '../training/ppo-loss.js';
+import type { PpoLossConfig } from './ppo-loss.js';
 
 /** What a policy sees besides the current observation. */
 export interface PolicyContext {

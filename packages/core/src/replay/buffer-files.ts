@@ -15,9 +15,10 @@
  * flush (e.g. before a crash) are parsed and embedded again on open, everything flushed is
  * reloaded as it is.
  */
-import { type FileHandle, open, readFile, rename, writeFile } from 'node:fs/promises';
+import { type FileHandle, open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { writeFileAtomic } from '../files/atomic-write.js';
 import { RecallMeasurementSchema } from './index-tuning.js';
 import { DEFAULT_PHI_WEIGHTS } from './phi.js';
 import type { VectorStore } from './vector-store.js';
@@ -90,10 +91,8 @@ export async function readManifestFile(file: string): Promise<Manifest | undefin
 }
 
 /** Replaces the manifest atomically (a temporary file renamed over it). */
-export async function writeManifestFile(file: string, manifest: Manifest): Promise<void> {
-  const temporary = `${file}.${process.pid}.tmp`;
-  await writeFile(temporary, `${JSON.stringify(manifest, null, 2)}\n`);
-  await rename(temporary, file);
+export function writeManifestFile(file: string, manifest: Manifest): Promise<void> {
+  return writeFileAtomic(file, `${JSON.stringify(manifest, null, 2)}\n`);
 }
 
 /**

@@ -8,10 +8,9 @@
  * call. With a stock faiss-node (its GitHub prebuilt) everything still works, only slower:
  * vectors are copied into plain arrays, and efSearch is changed in a serialised copy.
  */
-import { rename, rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import type * as Faiss from 'faiss-node';
 import { IndexError } from '../errors.js';
+import { replaceFileAtomic } from '../files/atomic-write.js';
 import { readHnswDepths, writeHnswDepths } from './hnsw-parameters.js';
 
 /** Which faiss index holds the vectors. Inner product on unit vectors = cosine. */
@@ -45,18 +44,36 @@ interface ExtendedIndex {
   getParameter(name: string): number | undefined;
 }
 
+/**
+ * The parts of `faiss-node`'s `Index` the buffer uses. They are typed here, not imported from
+ * `faiss-node`, so that `@dreamgym/core`'s public types never import the optional addon: a
+ * project without it type-checks.
+ */
+interface FaissIndex {
+  ntotal(): number;
+  getDimension(): number;
+  add(vectors: number[]): void;
+  search(query: number[], k: number): { distances: number[]; labels: number[] };
+  write(file: string): void;
+  toBuffer(): Buffer;
+}
+
 /** The module with the additions, and the static thread setters. */
-type FaissModule = typeof Faiss & {
+interface FaissModule {
   dreamgymBinding?: number;
-  Index: typeof Faiss.Index & {
+  MetricType: { METRIC_INNER_PRODUCT: number };
+  Index: {
+    fromFactory(dimension: number, description: string, metric?: number): FaissIndex;
+    read(file: string): FaissIndex;
+    fromBuffer(buffer: Buffer): FaissIndex;
     setThreads?: (threads: number) => void;
     getThreads?: () => number;
   };
-};
+}
 
 /** Exactly how to make `faiss-node` loadable where its install script was not run. */
 export const FAISS_BUILD_HELP =
-  "The faiss-node native addon is not built. npm does not run faiss-node's install script in this repository (allowScripts); build it with `bash scripts/setup.sh` (root; it installs Debian's libfaiss-dev and compiles the addon against it, or uses the prebuilt where GitHub is reachable), then check with `node -e \"require('faiss-node')\"`. Outside this repository: `npm rebuild faiss-node` on a machine that can reach GitHub.";
+  "The faiss-node native addon (the replay buffer's vector index) is not installed or not built. In a checkout of the DreamGym repository, where npm does not run faiss-node's install script (allowScripts): `bash scripts/setup.sh faiss` (as root where Debian's libfaiss-dev is missing; it compiles the addon against libfaiss, or uses the prebuilt where GitHub is reachable). In your own project: `npx dreamgym doctor --fix` (with @dreamgym/cli installed), or npm's commands it runs: `npm install --no-save faiss-node@^0.5.1` where npm left the optional dependency out, else `npm rebuild faiss-node`; faiss-node's install script downloads the addon from GitHub. Then check with `node -e \"require('faiss-node')\"`.";
 
 let loading: Promise<FaissModule> | undefined;
 
@@ -75,7 +92,9 @@ export function loadFaiss(): Promise<FaissModule> {
     // The stock binding cannot choose threads per call: one thread for everything.
     process.env.OMP_NUM_THREADS ??= '1';
     try {
-      const module = (await import('faiss-node')) as FaissModule & { default?: FaissModule };
+      const module = (await import('faiss-node')) as unknown as FaissModule & {
+        default?: FaissModule;
+      };
       const faiss = module.default ?? module;
       if (typeof faiss.Index?.fromFactory !== 'function') {
         throw new Error('faiss-node loaded without Index.fromFactory');
@@ -113,15 +132,15 @@ const ADD_BATCH_ROWS = 2048;
 /** A faiss index over unit vectors, searched by inner product (cosine). */
 export class FaissVectorIndex {
   private constructor(
-    private index: Faiss.Index,
+    private index: FaissIndex,
     private readonly faiss: FaissModule,
     readonly dimension: number,
   ) {}
 
-  private get extended(): (Faiss.Index & ExtendedIndex) | undefined {
+  private get extended(): (FaissIndex & ExtendedIndex) | undefined {
     return this.faiss.dreamgymBinding === undefined
       ? undefined
-      : (this.index as Faiss.Index & ExtendedIndex);
+      : (this.index as FaissIndex & ExtendedIndex);
   }
 
   /** A new empty index of `config` for vectors of `dimension` floats. */
@@ -163,7 +182,7 @@ export class FaissVectorIndex {
    */
   static async read(file: string, dimension: number): Promise<FaissVectorIndex> {
     const faiss = await loadFaiss();
-    let index: Faiss.Index;
+    let index: FaissIndex;
     try {
       index = faiss.Index.read(file);
     } catch (error) {
@@ -281,12 +300,9 @@ export class FaissVectorIndex {
 
   /** Writes the index to `file` atomically (a temporary file renamed over it). */
   async write(file: string): Promise<void> {
-    const temporary = `${file}.${process.pid}.tmp`;
     try {
-      this.index.write(temporary);
-      await rename(temporary, file);
+      await replaceFileAtomic(file, async (temporary) => this.index.write(temporary));
     } catch (error) {
-      await rm(temporary, { force: true });
       throw new IndexError(`cannot write the faiss index ${file}: ${(error as Error).message}`, {
         path: file,
         cause: error,

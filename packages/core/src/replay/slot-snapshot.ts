@@ -12,8 +12,9 @@
  * at an 8-byte-aligned offset from the start of the body) that the header lists.
  */
 import { createHash } from 'node:crypto';
-import { open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { open, readFile, rm } from 'node:fs/promises';
 import { z } from 'zod';
+import { writeFileAtomic } from '../files/atomic-write.js';
 import type { BufferContents } from './buffer-contents.js';
 import type { SlotColumns } from './slot-table.js';
 
@@ -156,9 +157,7 @@ export async function writeSlotSnapshot(
   const headerBytes = Buffer.from(JSON.stringify(header));
   const length = Buffer.alloc(4);
   length.writeUInt32LE(headerBytes.length);
-  const temporary = `${file}.${process.pid}.tmp`;
-  await writeFile(temporary, [length, headerBytes, ...body]);
-  await rename(temporary, file);
+  await writeFileAtomic(file, [length, headerBytes, ...body]);
 }
 
 /**

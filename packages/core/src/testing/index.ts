@@ -1,6 +1,8 @@
 /**
- * `@dreamgym/core/testing`: the conformance suite every environment and adapter runs,
- * and a tiny reference domain for tests and examples.
+ * `@dreamgym/core/testing`: the conformance checks every environment, adapter and trainable
+ * policy should pass, as plain functions that need no test runner, and a tiny reference
+ * domain (the corridor) for tests and examples. `@dreamgym/core/testing/vitest` registers the
+ * same checks as vitest suites.
  */
 export {
   type AdapterConformanceOptions,
@@ -21,39 +23,6 @@ export {
   optimalCorridorAction,
   playCorridor,
 } from './corridor-domain.js';
-export {
-  type DescribeConformanceOptions,
-  describeAdapterConformance,
-  describeEnvironmentConformance,
-  describeTrainablePolicyConformance,
-} from './describe-conformance.js';
-export {
-  type ChatMessageReply,
-  type ChatReply,
-  type ChatResponder,
-  type DropReply,
-  deterministicEmbedding,
-  type EmbeddingsReply,
-  type EmbeddingsResponder,
-  type EmbeddingsVectorsReply,
-  type ErrorReply,
-  type OpenAICompatibleServer,
-  type OpenAICompatibleServerOptions,
-  openAICompatibleServerPool,
-  type RawReply,
-  type ReceivedChatMessage,
-  type ReceivedChatRequest,
-  type ReceivedEmbeddingsRequest,
-  type ReceivedResponseFormat,
-  type RecordedRequest,
-  type RejectionStyle,
-  type ReplyTiming,
-  type ReplyUsage,
-  type ResponseFormatSupport,
-  type ServerCapabilities,
-  splitIntoTokens,
-  startOpenAICompatibleServer,
-} from './openai-compatible-server.js';
 export {
   corridorConformanceSamples,
   type TrainablePolicyConformanceOptions,

@@ -1,10 +1,11 @@
 /**
  * The `TrainablePolicy` contract as checks, for every policy the DreamGym loop can train
- * (the embedded `LinearSoftmaxPolicy`, an `LlmPolicy` whose steps run in a torch worker, a
- * user's own): log-probabilities are deterministic; an update moves the log-probabilities of
- * positively-advantaged actions up and of negatively-advantaged ones down; behaviour cloning
- * raises the likelihood of demonstrations; `saveState`/`loadState` round-trip exactly, weights
- * and optimiser state alike; snapshots are frozen; bad input fails with the SDK's errors.
+ * (the embedded `LinearSoftmaxPolicy`, `@dreamgym/llama`'s `LlmPolicy` whose steps run in a
+ * torch worker, a user's own): log-probabilities are deterministic; an update moves the
+ * log-probabilities of positively-advantaged actions up and of negatively-advantaged ones
+ * down; behaviour cloning raises the likelihood of demonstrations; `saveState`/`loadState`
+ * round-trip exactly, weights and optimiser state alike; snapshots are frozen; bad input fails
+ * with the SDK's errors.
  *
  * The checks share one policy (an LLM policy takes seconds to start) and run in order.
  */
@@ -13,8 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CheckpointError, ConfigError, DreamGymError } from '../errors.js';
 import type { PolicySample, TrainablePolicy } from '../policy/policy.js';
+import { resolvePpoLossOptions } from '../policy/ppo-loss.js';
 import { SeededRandom } from '../random/seeded-random.js';
-import { resolvePpoLossOptions } from '../training/ppo-loss.js';
 import { type ConformanceCheck, ConformanceFailure } from './conformance.js';
 import { corridorTask } from './corridor-domain.js';
 

@@ -13,6 +13,7 @@ import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { z } from 'zod';
 import { CheckpointError, ConfigError } from '../errors.js';
+import { writeFileAtomic, writeFileDurably } from '../files/atomic-write.js';
 
 const ManifestSchema = z.object({
   format: z.literal('dreamgym-checkpoint/1'),
@@ -76,16 +77,6 @@ function sha256(data: Uint8Array): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
-async function writeDurably(path: string, data: Uint8Array | string): Promise<void> {
-  const handle = await open(path, 'w');
-  try {
-    await handle.writeFile(data);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
 const PART_NAME = /^[a-z][a-z0-9-]*$/;
 
 /** Saves and loads checkpoints under `<directory>/`. */
@@ -124,7 +115,7 @@ export class CheckpointStore {
       const isBytes = value instanceof Uint8Array;
       const data = isBytes ? value : Buffer.from(JSON.stringify(value));
       const file = `${part}.${isBytes ? 'bin' : 'json'}`;
-      await writeDurably(join(temporary, file), data);
+      await writeFileDurably(join(temporary, file), data);
       manifest.parts[part] = { file, sha256: sha256(data), bytes: data.byteLength };
     }
     for (const [part, write] of Object.entries(folders)) {
@@ -141,12 +132,10 @@ export class CheckpointStore {
       }
       manifest.folders[part] = files;
     }
-    await writeDurably(join(temporary, 'manifest.json'), JSON.stringify(manifest, null, 2));
+    await writeFileDurably(join(temporary, 'manifest.json'), JSON.stringify(manifest, null, 2));
     await rm(final, { recursive: true, force: true });
     await rename(temporary, final);
-    const latestTemporary = join(this.directory, `.LATEST.tmp-${process.pid}`);
-    await writeDurably(latestTemporary, name);
-    await rename(latestTemporary, join(this.directory, 'LATEST'));
+    await writeFileAtomic(join(this.directory, 'LATEST'), name);
     await this.prune(name);
   }
 
@@ -237,11 +226,4 @@ export class CheckpointStore {
     for (const entry of stale)
       await rm(join(this.directory, entry), { recursive: true, force: true });
   }
-}
-
-/** Writes a small file atomically (temporary file, fsync, rename). */
-export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
-  const temporary = `${path}.tmp-${process.pid}`;
-  await writeDurably(temporary, data);
-  await rename(temporary, path);
 }

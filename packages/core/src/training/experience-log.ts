@@ -7,10 +7,10 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { CheckpointError } from '../errors.js';
+import { writeFileAtomic } from '../files/atomic-write.js';
 import { readJsonl } from '../mdp/jsonl.js';
 import { type Transition, TransitionSchema } from '../mdp/schemas.js';
 import type { ReplayBuffer } from '../replay/replay-buffer.js';
-import { writeFileAtomic } from './checkpoint-store.js';
 
 /** One line of `experience.jsonl`: a transition the run added to the buffer, with its iteration. */
 const ExperienceLineSchema = z.object({

@@ -42,9 +42,9 @@ async function trainedOnce(kind: 'grpo' | 'ppo') {
     loss: { klCoefficient: 0.01 },
   };
   const trainer = kind === 'grpo' ? new GrpoTrainer(options) : new PpoTrainer(options);
-  await trainer.step();
+  const { scored } = await trainer.step();
   await trainer.close();
-  return trainer.lastRollouts;
+  return scored;
 }
 
 async function readAll<T>(file: string, schema: Parameters<typeof readJsonl>[1]): Promise<T[]> {

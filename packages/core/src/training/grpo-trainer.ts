@@ -3,6 +3,8 @@
  * iteration; an episode's reward is normalised within its group (GRPO) or only centred
  * (Dr.GRPO) and broadcast to every step of the episode; no value function.
  */
+
+import type { Rollout } from '../rollout/rollout.js';
 import { broadcastToSteps, groupNormalizedAdvantages, weighEpisodesAlike } from './advantages.js';
 import {
   type AdvantageEstimate,
@@ -10,7 +12,6 @@ import {
   type PolicyGradientTrainerOptions,
   type TrainingSample,
 } from './policy-gradient-trainer.js';
-import type { Rollout } from './rollout.js';
 
 /** Options of {@link GrpoTrainer}. */
 export interface GrpoTrainerOptions extends PolicyGradientTrainerOptions {

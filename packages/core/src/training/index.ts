@@ -2,6 +2,18 @@
  * Training: rollout collection, advantage estimators, the PPO loss, `GrpoTrainer`,
  * `PpoTrainer`, and exporters of rollouts with advantages for Python trainers.
  */
+
+export {
+  clippedSurrogate,
+  k3KlDivergence,
+  type PpoLossConfig,
+  type PpoLossOptions,
+  type PpoStepInput,
+  type PpoStepLoss,
+  ppoStepLoss,
+  resolvePpoLossOptions,
+  type SurrogateTerm,
+} from '../policy/ppo-loss.js';
 export {
   broadcastToSteps,
   discountedReturns,
@@ -22,6 +34,12 @@ export {
   demonstrationSamples,
 } from './behaviour-cloning.js';
 export {
+  type CheckpointFolders,
+  type CheckpointParts,
+  CheckpointStore,
+  type LoadedCheckpoint,
+} from './checkpoint-store.js';
+export {
   type BehaviourCloningConfig,
   BehaviourCloningConfigSchema,
   createLinearSoftmaxPolicy,
@@ -38,7 +56,6 @@ export {
   loadRunPolicy,
   type StartEvaluation,
 } from './dreamgym-loop.js';
-export { EnvironmentPool } from './environment-pool.js';
 export {
   type ArtTrajectoryGroupRecord,
   ArtTrajectoryGroupRecordSchema,
@@ -62,37 +79,27 @@ export {
   type LinearValueFunctionState,
 } from './linear-value-function.js';
 export {
+  type IterationMetrics,
+  type IterationMetricsInput,
+  IterationMetricsSchema,
+} from './metrics.js';
+export {
   type AdvantageEstimate,
   PolicyGradientTrainer,
   type PolicyGradientTrainerOptions,
   rolloutSamples,
   type ScoredRollout,
+  type TrainerStep,
   type TrainerStepOptions,
   type TrainingSample,
   type UpdateMetrics,
 } from './policy-gradient-trainer.js';
-export {
-  clippedSurrogate,
-  k3KlDivergence,
-  type PpoLossConfig,
-  type PpoLossOptions,
-  type PpoStepInput,
-  type PpoStepLoss,
-  ppoStepLoss,
-  resolvePpoLossOptions,
-  type SurrogateTerm,
-} from './ppo-loss.js';
 export { PpoTrainer, type PpoTrainerOptions } from './ppo-trainer.js';
-export {
-  type CollectOptions,
-  collectRollouts,
-  type Rollout,
-  RolloutCollector,
-  type RolloutCollectorOptions,
-  type RolloutStep,
-  rolloutToTrajectory,
-} from './rollout.js';
 export { BudgetedEnvironment, RealTransitionBudget } from './sim-to-real.js';
+export {
+  type SyntheticEnvironmentParts,
+  syntheticEnvironmentFromConfig,
+} from './synthetic-environment-from-config.js';
 export {
   defaultTrainerDirectory,
   defaultTrainerPython,

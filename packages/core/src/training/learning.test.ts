@@ -8,11 +8,11 @@ import { describe, expect, it } from 'vitest';
 import type { Task } from '../mdp/schemas.js';
 import { LinearSoftmaxPolicy } from '../policy/linear-softmax-policy.js';
 import { SeededRandom } from '../random/seeded-random.js';
+import { collectRollouts } from '../rollout/rollout.js';
 import { CorridorEnvironment, corridorTask } from '../testing/corridor-domain.js';
 import { GrpoTrainer } from './grpo-trainer.js';
 import type { PolicyGradientTrainer, UpdateMetrics } from './policy-gradient-trainer.js';
 import { PpoTrainer } from './ppo-trainer.js';
-import { collectRollouts } from './rollout.js';
 
 const MAX_STEPS = 14;
 const ITERATIONS = 12;

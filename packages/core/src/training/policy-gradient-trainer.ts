@@ -10,9 +10,13 @@ import { ConfigError } from '../errors.js';
 import type { Environment } from '../mdp/environment.js';
 import type { Observation, Step, Task } from '../mdp/schemas.js';
 import type { PolicySample, PolicyUpdateMetrics, TrainablePolicy } from '../policy/policy.js';
+import {
+  type PpoLossConfig,
+  type PpoLossOptions,
+  resolvePpoLossOptions,
+} from '../policy/ppo-loss.js';
 import type { SeededRandom } from '../random/seeded-random.js';
-import { type PpoLossConfig, type PpoLossOptions, resolvePpoLossOptions } from './ppo-loss.js';
-import { type Rollout, RolloutCollector } from './rollout.js';
+import { type Rollout, RolloutCollector } from '../rollout/rollout.js';
 
 /** Options shared by every policy-gradient trainer. */
 export interface PolicyGradientTrainerOptions {
@@ -49,6 +53,19 @@ export interface PolicyGradientTrainerOptions {
    * iteration, when `loss.klCoefficient > 0`.
    */
   referencePolicy?: TrainablePolicy;
+}
+
+/** What one training iteration ({@link PolicyGradientTrainer.step}) did. */
+export interface TrainerStep {
+  /** Its figures. */
+  metrics: UpdateMetrics;
+  /** Every rollout it collected, budget-cut ones included (what the replay buffer receives). */
+  rollouts: readonly Rollout[];
+  /**
+   * The rollouts that carried a learning signal, with their advantages (what the exporters
+   * write: `exportTrl(file, step.scored)`).
+   */
+  scored: readonly ScoredRollout[];
 }
 
 /** Figures of one training iteration. */
@@ -168,8 +185,6 @@ export abstract class PolicyGradientTrainer {
   private readonly maxGradNorm: number | undefined;
   private readonly learningRate: number | undefined;
   private iterations = 0;
-  private latest: ScoredRollout[] = [];
-  private collected: Rollout[] = [];
 
   protected constructor(options: PolicyGradientTrainerOptions, defaultRolloutsPerTask: number) {
     if (options.tasks.length === 0)
@@ -213,16 +228,6 @@ export abstract class PolicyGradientTrainer {
     return this.iterations;
   }
 
-  /** The last iteration's rollouts that carried a learning signal, with their advantages (for the exporters). */
-  get lastRollouts(): readonly ScoredRollout[] {
-    return this.latest;
-  }
-
-  /** Every rollout of the last iteration, budget-cut ones included (for the replay buffer). */
-  get lastCollected(): readonly Rollout[] {
-    return this.collected;
-  }
-
   /**
    * The rollouts that carry a learning signal. Default: every rollout but those the
    * sim-to-real budget cut mid-way (incomplete: neither success nor failure).
@@ -250,7 +255,7 @@ export abstract class PolicyGradientTrainer {
    * overrides the iteration's batch (the DreamGym loop passes the curriculum's batch);
    * otherwise `tasksPerIteration` tasks are drawn from the trainer's tasks.
    */
-  async step(options: TrainerStepOptions = {}): Promise<UpdateMetrics> {
+  async step(options: TrainerStepOptions = {}): Promise<TrainerStep> {
     const { signal } = options;
     if (this.lossConfig.klCoefficient > 0 && !this.reference) {
       this.reference = await this.policy.snapshot();
@@ -300,10 +305,10 @@ export abstract class PolicyGradientTrainer {
 
     // Samples are laid out rollout after rollout, so each rollout's steps are one slice.
     let offset = 0;
-    this.latest = rollouts.map((rollout) => {
+    const scored = rollouts.map((rollout): ScoredRollout => {
       const end = offset + rollout.steps.length;
       const slice = <T>(values: readonly T[]) => values.slice(offset, end);
-      const scored: ScoredRollout = {
+      const entry: ScoredRollout = {
         rollout,
         advantages: slice(estimate.advantages),
         ...(estimate.returns ? { returns: slice(estimate.returns) } : {}),
@@ -311,13 +316,12 @@ export abstract class PolicyGradientTrainer {
         ...(referenceLogprobs ? { referenceLogprobs: slice(referenceLogprobs) } : {}),
       };
       offset = end;
-      return scored;
+      return entry;
     });
-    this.collected = collected;
     this.iterations += 1;
     const finished = collected.filter((rollout) => !rollout.budgetExhausted);
     const steps = samples.length;
-    return {
+    const metrics: UpdateMetrics = {
       iteration: this.iterations,
       episodes: collected.length,
       steps: collected.reduce((total, rollout) => total + rollout.steps.length, 0),
@@ -338,6 +342,7 @@ export abstract class PolicyGradientTrainer {
       updateSeconds: (updateEnded - updateStarted) / 1000,
       ...extra,
     };
+    return { metrics, rollouts: collected, scored };
   }
 
   /** Runs `iterations` iterations, calling `onMetrics` after each; returns all metrics. */
@@ -348,7 +353,7 @@ export abstract class PolicyGradientTrainer {
   ): Promise<UpdateMetrics[]> {
     const all: UpdateMetrics[] = [];
     for (let index = 0; index < iterations; index += 1) {
-      const metrics = await this.step(signal ? { signal } : {});
+      const { metrics } = await this.step(signal ? { signal } : {});
       all.push(metrics);
       await onMetrics?.(metrics);
     }

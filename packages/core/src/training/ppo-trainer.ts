@@ -3,6 +3,7 @@
  * hashed state features, fitted to the GAE returns after each policy update.
  */
 import { ConfigError } from '../errors.js';
+import type { Rollout } from '../rollout/rollout.js';
 import { gaeAdvantages, whiten } from './advantages.js';
 import { LinearValueFunction } from './linear-value-function.js';
 import {
@@ -12,7 +13,6 @@ import {
   type TrainingSample,
   type UpdateMetrics,
 } from './policy-gradient-trainer.js';
-import type { Rollout } from './rollout.js';
 
 /** Options of {@link PpoTrainer}. */
 export interface PpoTrainerOptions extends PolicyGradientTrainerOptions {

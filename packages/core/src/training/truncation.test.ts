@@ -9,11 +9,11 @@ import type { Environment } from '../mdp/environment.js';
 import type { Observation, StepResult, Task } from '../mdp/schemas.js';
 import { LinearSoftmaxPolicy } from '../policy/linear-softmax-policy.js';
 import { SeededRandom } from '../random/seeded-random.js';
+import { collectRollouts } from '../rollout/rollout.js';
 import { CorridorEnvironment, corridorTask } from '../testing/corridor-domain.js';
 import { GrpoTrainer } from './grpo-trainer.js';
 import { LinearValueFunction } from './linear-value-function.js';
 import { PpoTrainer } from './ppo-trainer.js';
-import { collectRollouts } from './rollout.js';
 import { BudgetedEnvironment, RealTransitionBudget } from './sim-to-real.js';
 
 const task = corridorTask({ length: 9, keyRoom: 3, doorRoom: 7 });
@@ -72,8 +72,9 @@ async function lastReturn(truncates: boolean): Promise<number> {
     valueFunction: optimisticCritic(),
     normalizeAdvantages: false,
   });
-  await trainer.step();
-  const [scored] = trainer.lastRollouts;
+  const {
+    scored: [scored],
+  } = await trainer.step();
   expect(scored!.rollout.steps).toHaveLength(3);
   expect(scored!.rollout.truncated).toBe(truncates);
   return scored!.returns!.at(-1)!;
@@ -118,13 +119,13 @@ describe('truncation', () => {
       rolloutsPerTask: 4,
       concurrency: 1,
     });
-    const metrics = await trainer.step();
-    const cut = trainer.lastCollected.filter((rollout) => rollout.budgetExhausted);
+    const { metrics, rollouts, scored } = await trainer.step();
+    const cut = rollouts.filter((rollout) => rollout.budgetExhausted);
     expect(cut.length).toBeGreaterThan(0);
     expect(metrics.budgetCutEpisodes).toBe(cut.length);
-    expect(trainer.lastRollouts.every((scored) => !scored.rollout.budgetExhausted)).toBe(true);
-    expect(trainer.lastRollouts).toHaveLength(4 - cut.length);
-    const finished = trainer.lastCollected.filter((rollout) => !rollout.budgetExhausted);
+    expect(scored.every((entry) => !entry.rollout.budgetExhausted)).toBe(true);
+    expect(scored).toHaveLength(4 - cut.length);
+    const finished = rollouts.filter((rollout) => !rollout.budgetExhausted);
     const expected =
       finished.length === 0
         ? 0

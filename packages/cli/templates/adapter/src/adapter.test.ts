@@ -4,7 +4,10 @@
  * records of the domain as you go (docs/adding-a-benchmark.md).
  */
 import type { Task } from '@dreamgym/core';
-import { describeAdapterConformance, describeEnvironmentConformance } from '@dreamgym/core/testing';
+import {
+  describeAdapterConformance,
+  describeEnvironmentConformance,
+} from '@dreamgym/core/testing/vitest';
 import { describe, expect, it } from 'vitest';
 import { create__PASCAL__Adapter } from './adapter.js';
 

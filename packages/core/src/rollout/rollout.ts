@@ -6,7 +6,15 @@
  */
 import { BudgetExhaustedError, ConfigError, EnvironmentError } from '../errors.js';
 import type { Environment } from '../mdp/environment.js';
-import type { ExperienceSource, Observation, Step, Task, Trajectory } from '../mdp/schemas.js';
+import type {
+  ExperienceSource,
+  Observation,
+  Step,
+  Task,
+  Trajectory,
+  Transition,
+} from '../mdp/schemas.js';
+import { trajectoryToTransitions } from '../mdp/transitions.js';
 import { candidateActionsOf, type Policy } from '../policy/policy.js';
 import type { SeededRandom } from '../random/seeded-random.js';
 
@@ -370,4 +378,23 @@ export function rolloutToTrajectory(
       budgetExhausted: rollout.budgetExhausted,
     },
   };
+}
+
+/**
+ * A rollout's transitions for the replay buffer (through `trajectoryToTransitions`, the one
+ * place a `Transition` is built), with `trajectoryId` as their episode id (`<id>#<step>`
+ * their ids) and `policyVersion` (the iteration that collected them) when given.
+ */
+export function rolloutToTransitions(
+  rollout: Rollout,
+  source: ExperienceSource,
+  options: { trajectoryId: string; policyVersion?: number },
+): Transition[] {
+  const transitions = trajectoryToTransitions(rolloutToTrajectory(rollout, source), {
+    trajectoryId: options.trajectoryId,
+  });
+  const { policyVersion } = options;
+  return policyVersion === undefined
+    ? transitions
+    : transitions.map((transition) => ({ ...transition, policyVersion }));
 }

@@ -7,9 +7,13 @@
  * user:   the task, the previous actions, the current observation, the admissible actions;
  * answer: `<action>ACTION</action>` (`tagged`) or the bare action (`plain`).
  */
-import type { Observation, Task } from '../mdp/schemas.js';
-import type { ChatMessage } from '../models/chat-model.js';
-import { extractTaggedAction, formatAgentAction } from './agent-prompt.js';
+import {
+  type ChatMessage,
+  extractTaggedAction,
+  formatAgentAction,
+  type Observation,
+  type Task,
+} from '@dreamgym/core';
 
 /** How the policy writes its action. */
 export type LlmActionFormat = 'tagged' | 'plain';

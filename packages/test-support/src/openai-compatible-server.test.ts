@@ -6,7 +6,7 @@ import {
   openAICompatibleServerPool,
   splitIntoTokens,
   startOpenAICompatibleServer,
-} from './openai-compatible-server.js';
+} from './index.js';
 
 const servers = openAICompatibleServerPool();
 let server: OpenAICompatibleServer | undefined;
@@ -46,7 +46,11 @@ describe('startOpenAICompatibleServer', () => {
     const response = await post(url, '/chat/completions', hello);
     expect(response.status).toBe(200);
     const body = await read(response);
-    expect(body.choices[0].message).toEqual({ role: 'assistant', content: 'say hello please' });
+    expect(body.choices[0].message).toEqual({
+      role: 'assistant',
+      content: 'say hello please',
+      refusal: null,
+    });
     expect(body.choices[0].finish_reason).toBe('stop');
     expect(body.usage).toEqual({ prompt_tokens: 3, completion_tokens: 3, total_tokens: 6 });
     expect(requests).toHaveLength(1);

@@ -4,9 +4,9 @@
  * given continuations, the tokenizer (the trainer backend works on these token ids, so both
  * sides see the same tokens), and a way to swap in the weights a gradient step produced.
  *
- * `@dreamgym/llama`'s `LlamaPolicyRuntime` implements it on llama.cpp in process.
+ * `LlamaPolicyRuntime` implements it on llama.cpp in process.
  */
-import type { ChatMessage } from '../models/chat-model.js';
+import type { ChatMessage } from '@dreamgym/core';
 
 /** One generated token. */
 export interface RuntimeToken {

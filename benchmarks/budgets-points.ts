@@ -1,0 +1,50 @@
+/**
+ * A learning curve's points on disk, for the budgets experiments: each point's folder keeps
+ * the policy as it was when the point was reached and `cost.json` (what reaching it took).
+ * Points are kept from the loop's `onIteration` as its run crosses them, so a resumed run
+ * keeps exactly the points its checkpoint does not cover.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { IterationMetrics } from '@dreamgym/core';
+
+/** What reaching a curve point took, from the starting policy. */
+export interface PointCost {
+  realTransitions: number;
+  syntheticTransitions: number;
+  /** Policy updates (loop iterations). */
+  updates: number;
+  /** Training wall time (evaluations and behaviour cloning not counted). */
+  wallSeconds: number;
+}
+
+/** The cost a point's folder records, or nothing when the point was not reached yet. */
+export async function readCost(directory: string): Promise<PointCost | undefined> {
+  const file = join(directory, 'cost.json');
+  return existsSync(file) ? (JSON.parse(await readFile(file, 'utf8')) as PointCost) : undefined;
+}
+
+/** Records a point as reached (written after its policy, so a point with a cost is whole). */
+export async function writeCost(directory: string, cost: PointCost): Promise<void> {
+  await mkdir(directory, { recursive: true });
+  await writeFile(join(directory, 'cost.json'), `${JSON.stringify(cost)}\n`);
+}
+
+/** The run's iteration records so far (the loop appends each before `onIteration`). */
+export async function runMetrics(runDirectory: string): Promise<IterationMetrics[]> {
+  return (await readFile(join(runDirectory, 'metrics.jsonl'), 'utf8'))
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as IterationMetrics);
+}
+
+/** The marks the last iteration of `records` crossed: past the one before, up to its own. */
+export function marksCrossed(
+  records: readonly IterationMetrics[],
+  wanted: readonly number[],
+): number[] {
+  const before = records.at(-2)?.realTransitions ?? 0;
+  const after = records.at(-1)!.realTransitions;
+  return wanted.filter((mark) => before < mark && mark <= after);
+}

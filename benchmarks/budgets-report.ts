@@ -1,0 +1,349 @@
+/**
+ * The budgets experiment's summary and report (`alfworld-budgets.ts`): success pooled over
+ * seeds with Wilson intervals, the final table, the paper's two claims stated against the
+ * figures, and the HTML page with the learning curves (success against real transitions,
+ * shaded 95% intervals).
+ */
+import { escapeHtml, htmlPage, lineChart } from '@dreamgym/cli';
+import { wilsonInterval95 } from '@dreamgym/core';
+
+/** The experiment's conditions, in report order. */
+export const BUDGET_CONDITIONS = [
+  'start',
+  'real-grpo',
+  'real-ppo',
+  'dreamgym',
+  'dreamgym-s2r',
+  'no-curriculum',
+  'no-replay',
+  'no-retrieval',
+] as const;
+export type BudgetCondition = (typeof BUDGET_CONDITIONS)[number];
+
+export interface SplitResult {
+  successRate: number;
+  interval: [number, number];
+  episodes: number;
+}
+export interface CurvePoint {
+  condition: BudgetCondition;
+  seed: number;
+  realTransitions: number;
+  syntheticTransitions: number;
+  /** Policy updates (loop iterations) from the starting policy. */
+  updates: number;
+  /** Training wall time from the starting policy (behaviour cloning not counted). */
+  wallSeconds: number;
+  /** Greedy real success. */
+  valid_seen?: SplitResult;
+  valid_unseen?: SplitResult;
+  /** Sampled real success (final points). */
+  sampled?: { valid_seen?: SplitResult; valid_unseen?: SplitResult };
+  /** The same training games greedy in the synthetic environment and on the real engine (final points). */
+  syntheticToRealGap?: { tasks: number; synthetic?: number; real?: number };
+  /** Whether this point ends its condition's training (the point the final table reads). */
+  final: boolean;
+}
+
+/** What the report states besides the points: the budgets and how the start was made. */
+export interface BudgetSettings {
+  /** Real-env RL's final budget (the paper's 80K). */
+  finalBudget: number;
+  /** DreamGym-S2R's real budget (the paper's 5K). */
+  s2rBudget: number;
+  /** Real-env RL's curve points. */
+  marks: readonly number[];
+  /** Training games played in both environments at the final points. */
+  gapTaskCount: number;
+  /** How the starting policy was made. */
+  startHow: string;
+}
+
+/** Greedy success pooled over seeds and both splits, with the pool's Wilson interval. */
+export function pooled(points: readonly CurvePoint[]): SplitResult | undefined {
+  const splits = points
+    .flatMap((point) => [point.valid_seen, point.valid_unseen])
+    .filter((value): value is SplitResult => value !== undefined);
+  if (splits.length === 0) return undefined;
+  const episodes = splits.reduce((total, value) => total + value.episodes, 0);
+  const successes = splits.reduce(
+    (total, value) => total + Math.round(value.successRate * value.episodes),
+    0,
+  );
+  return {
+    successRate: successes / episodes,
+    interval: wilsonInterval95(successes, episodes),
+    episodes,
+  };
+}
+
+const finalPoints = (curves: readonly CurvePoint[], condition: BudgetCondition) =>
+  curves.filter(
+    (point) =>
+      point.condition === condition && point.final && point.valid_seen && point.valid_unseen,
+  );
+const disjoint = (a: SplitResult, b: SplitResult) =>
+  a.interval[0] > b.interval[1] || b.interval[0] > a.interval[1];
+export const pct = (value: number | undefined) =>
+  value === undefined ? '–' : `${(100 * value).toFixed(1)}%`;
+export const withInterval = (value: SplitResult | undefined) =>
+  value === undefined
+    ? '–'
+    : `${pct(value.successRate)} [${(100 * value.interval[0]).toFixed(1)}, ${(100 * value.interval[1]).toFixed(1)}] n=${value.episodes}`;
+
+/** The paper's claims, each with the figures and whether they support it. */
+export function budgetClaims(curves: readonly CurvePoint[], settings: BudgetSettings) {
+  const { finalBudget, s2rBudget } = settings;
+  const start = pooled(finalPoints(curves, 'start'));
+  const realRl = pooled(finalPoints(curves, 'real-grpo'));
+  const dreamgym = pooled(finalPoints(curves, 'dreamgym'));
+  const s2r = pooled(finalPoints(curves, 'dreamgym-s2r'));
+  const seedsOf = (condition: BudgetCondition) =>
+    finalPoints(curves, condition).map((point) => point.seed);
+  const figures = {
+    start,
+    realGrpo: realRl,
+    dreamgym,
+    s2r,
+    seeds: {
+      realGrpo: seedsOf('real-grpo'),
+      dreamgym: seedsOf('dreamgym'),
+      s2r: seedsOf('dreamgym-s2r'),
+    },
+  };
+  const realRlImproves =
+    start && realRl
+      ? {
+          claim: `Real-env GRPO with ${finalBudget} real transitions improves on the starting policy (the premise of both claims).`,
+          figures: { start, realGrpo: realRl },
+          supported: realRl.successRate > start.successRate && disjoint(realRl, start),
+          note: `${withInterval(realRl)} against ${withInterval(start)} (greedy, both splits, pooled over seeds)`,
+        }
+      : undefined;
+  return [
+    ...(realRlImproves ? [realRlImproves] : []),
+    {
+      claim: `DreamGym with 0 real transitions matches real-env RL with ${finalBudget} (the paper's WebShop and ALFWorld rows: close to GRPO and PPO at 80K).`,
+      figures,
+      supported:
+        realRl && dreamgym
+          ? dreamgym.successRate >= 0.9 * realRl.successRate || !disjoint(dreamgym, realRl)
+          : null,
+      note:
+        realRl && dreamgym
+          ? `DreamGym ${withInterval(dreamgym)} against real-env GRPO ${withInterval(realRl)}: ${dreamgym.successRate >= realRl.successRate ? 'at or above it' : `${(100 * (realRl.successRate - dreamgym.successRate)).toFixed(1)} points below it`}, intervals ${disjoint(dreamgym, realRl) ? 'disjoint' : 'overlapping'}`
+          : 'not yet measured',
+    },
+    {
+      claim: `DreamGym-S2R with ${s2rBudget} real transitions beats real-env RL with ${finalBudget}.`,
+      figures,
+      supported:
+        realRl && s2r ? s2r.successRate > realRl.successRate && disjoint(s2r, realRl) : null,
+      note:
+        realRl && s2r
+          ? `S2R ${withInterval(s2r)} against real-env GRPO ${withInterval(realRl)}: ${s2r.successRate > realRl.successRate ? 'higher' : 'not higher'}, intervals ${disjoint(s2r, realRl) ? 'disjoint (a separation)' : 'overlapping (not a separation)'}`
+          : 'not yet measured',
+    },
+  ];
+}
+
+/** The final point of every condition, pooled over its seeds. */
+export function budgetTable(curves: readonly CurvePoint[]) {
+  return BUDGET_CONDITIONS.map((condition) => {
+    const points = finalPoints(curves, condition);
+    if (points.length === 0) return undefined;
+    const mean = (read: (point: CurvePoint) => number | undefined) => {
+      const numbers = points.map(read).filter((value): value is number => value !== undefined);
+      return numbers.length === 0 ? undefined : numbers.reduce((a, b) => a + b, 0) / numbers.length;
+    };
+    const pool = (read: (point: CurvePoint) => SplitResult | undefined) => {
+      const found = points.map(read).filter((value): value is SplitResult => value !== undefined);
+      if (found.length === 0) return undefined;
+      const episodes = found.reduce((total, value) => total + value.episodes, 0);
+      const successes = found.reduce(
+        (total, value) => total + Math.round(value.successRate * value.episodes),
+        0,
+      );
+      return {
+        successRate: successes / episodes,
+        interval: wilsonInterval95(successes, episodes),
+        episodes,
+      };
+    };
+    return {
+      condition,
+      seeds: points.map((point) => point.seed),
+      realTransitions: mean((point) => point.realTransitions)!,
+      syntheticTransitions: mean((point) => point.syntheticTransitions)!,
+      updates: mean((point) => point.updates)!,
+      wallSeconds: mean((point) => point.wallSeconds)!,
+      valid_seen: pool((point) => point.valid_seen),
+      valid_unseen: pool((point) => point.valid_unseen),
+      sampled_valid_seen: pool((point) => point.sampled?.valid_seen),
+      sampled_valid_unseen: pool((point) => point.sampled?.valid_unseen),
+      both: pooled(points),
+      syntheticToRealGap: {
+        synthetic: mean((point) => point.syntheticToRealGap?.synthetic),
+        real: mean((point) => point.syntheticToRealGap?.real),
+      },
+    };
+  }).filter((row) => row !== undefined);
+}
+
+const COLORS: Partial<Record<BudgetCondition, number>> = {
+  start: 5,
+  'real-grpo': 0,
+  'real-ppo': 4,
+  dreamgym: 1,
+  'dreamgym-s2r': 2,
+};
+
+/** The report page: the curves with shaded intervals, the claims, the final table, every point. */
+export function renderBudgetReport(
+  curves: readonly CurvePoint[],
+  settings: BudgetSettings,
+): string {
+  const { finalBudget, s2rBudget, marks, gapTaskCount, startHow } = settings;
+  const document = { curves, table: budgetTable(curves), claims: budgetClaims(curves, settings) };
+  const chart = (split: 'valid_seen' | 'valid_unseen' | 'both') => {
+    const series = (['real-grpo', 'real-ppo', 'dreamgym', 'dreamgym-s2r'] as const).flatMap(
+      (condition) => {
+        const bySeed = new Map<number, CurvePoint[]>();
+        for (const point of document.curves) {
+          if (
+            point.condition !== condition &&
+            !(point.condition === 'start' && condition.startsWith('real'))
+          )
+            continue;
+          if (
+            point.condition === 'start' &&
+            !document.curves.some(
+              (other) => other.condition === condition && other.seed === point.seed,
+            )
+          )
+            continue;
+          bySeed.set(point.seed, [...(bySeed.get(point.seed) ?? []), point]);
+        }
+        // S2R's line starts at DreamGym's point (0 real transitions).
+        if (condition === 'dreamgym-s2r') {
+          for (const [seed, points] of bySeed) {
+            const dreamgym = document.curves.find(
+              (point) => point.condition === 'dreamgym' && point.seed === seed,
+            );
+            if (dreamgym) points.unshift(dreamgym);
+          }
+        }
+        // One line per condition: success pooled over the seeds measured at each x.
+        const xs = [
+          ...new Set(
+            [...bySeed.values()].flatMap((points) => points.map((point) => point.realTransitions)),
+          ),
+        ].sort((a, b) => a - b);
+        const line: Array<[number, number]> = [];
+        const band: Array<[number, number, number]> = [];
+        for (const x of xs) {
+          const at = [...bySeed.values()].flatMap((points) =>
+            points.filter((point) => point.realTransitions === x),
+          );
+          const value =
+            split === 'both'
+              ? pooled(at)
+              : pooled(
+                  at.map((point) => ({
+                    ...point,
+                    valid_seen: point[split],
+                    valid_unseen: undefined,
+                  })),
+                );
+          if (!value) continue;
+          line.push([x, value.successRate]);
+          band.push([x, value.interval[0], value.interval[1]]);
+        }
+        if (line.length === 0) return [];
+        const seedsMeasured = [...bySeed.keys()].join(', ');
+        if (condition === 'dreamgym') {
+          // DreamGym uses no real transition: a level across the chart, to read against the
+          // other lines at every budget.
+          const [[, y]] = line as [[number, number]];
+          const [[, low, high]] = band as [[number, number, number]];
+          return [
+            {
+              name: `dreamgym, 0 real (seeds ${seedsMeasured})`,
+              points: [
+                [0, y],
+                [finalBudget, y],
+              ] as Array<[number, number]>,
+              band: [
+                [0, low, high],
+                [finalBudget, low, high],
+              ] as Array<[number, number, number]>,
+              dashed: true,
+              colorIndex: COLORS[condition]!,
+            },
+          ];
+        }
+        return [
+          {
+            name: `${condition} (seeds ${seedsMeasured})`,
+            points: line,
+            band,
+            colorIndex: COLORS[condition]!,
+          },
+        ];
+      },
+    );
+    return lineChart({
+      title:
+        split === 'both'
+          ? 'Both splits, greedy, pooled over seeds'
+          : `${split}, greedy, pooled over seeds`,
+      xLabel: 'real transitions used (sqrt scale)',
+      yLabel: 'real success',
+      series,
+      yRange: [0, Math.max(0.3, ...series.flatMap((line) => line.band.map(([, , high]) => high)))],
+      xScale: 'sqrt',
+      xTicks: [0, ...new Set([s2rBudget, ...marks])].sort((a, b) => a - b),
+      width: 560,
+      height: 340,
+    });
+  };
+  const cell = (value: SplitResult | undefined) =>
+    value === undefined
+      ? '<td>–</td>'
+      : `<td>${pct(value.successRate)} <span class="ci">[${(100 * value.interval[0]).toFixed(1)}, ${(100 * value.interval[1]).toFixed(1)}] n=${value.episodes}</span></td>`;
+  const rows = document.table
+    .map(
+      (row) =>
+        `<tr><th>${escapeHtml(row.condition)}</th><td>${row.seeds.join(', ')}</td><td>${Math.round(row.realTransitions)}</td><td>${Math.round(row.syntheticTransitions)}</td><td>${Math.round(row.updates)}</td><td>${(row.wallSeconds / 60).toFixed(1)}</td>${cell(row.valid_seen)}${cell(row.valid_unseen)}${cell(row.both)}${cell(row.sampled_valid_seen)}${cell(row.sampled_valid_unseen)}<td>${pct(row.syntheticToRealGap.synthetic)} vs ${pct(row.syntheticToRealGap.real)}</td></tr>`,
+    )
+    .join('\n');
+  const claimItems = document.claims
+    .map(
+      (claim) =>
+        `<li><strong>${claim.supported === null ? 'not yet measured' : claim.supported ? 'supported' : 'not supported'}</strong>: ${escapeHtml(claim.claim)} <span class="ci">${escapeHtml(claim.note)}</span></li>`,
+    )
+    .join('\n');
+  const curveRows = document.curves
+    .map(
+      (point) =>
+        `<tr><th>${escapeHtml(point.condition)}</th><td>${point.seed}</td><td>${point.realTransitions}</td><td>${point.syntheticTransitions}</td><td>${point.updates}</td><td>${(point.wallSeconds / 60).toFixed(1)}</td>${cell(point.valid_seen)}${cell(point.valid_unseen)}</tr>`,
+    )
+    .join('\n');
+  return htmlPage(
+    'DreamGym on ALFWorld at the paper’s budgets',
+    `<h1>DreamGym on ALFWorld at the paper’s budgets</h1>
+<p>Greedy success on the real engine against the real transitions each condition used. Every
+condition starts from the same policy: ${escapeHtml(startHow)}. Lines pool the seeds measured
+at each point; the shaded bands are 95% Wilson intervals. S2R's line starts at DreamGym's point.</p>
+<div class="charts">${chart('both')}${chart('valid_seen')}${chart('valid_unseen')}</div>
+<h2>The paper's claims</h2>
+<ul>${claimItems}</ul>
+<h2>Final points (greedy and sampled real success, pooled over seeds)</h2>
+<table><thead><tr><th>condition</th><th>seeds</th><th>real transitions</th><th>synthetic transitions</th><th>updates</th><th>training minutes</th><th>valid_seen greedy</th><th>valid_unseen greedy</th><th>both greedy</th><th>valid_seen sampled</th><th>valid_unseen sampled</th><th>synthetic vs real on ${gapTaskCount} training games</th></tr></thead>
+<tbody>${rows}</tbody></table>
+<h2>Every curve point</h2>
+<table><thead><tr><th>condition</th><th>seed</th><th>real transitions</th><th>synthetic transitions</th><th>updates</th><th>training minutes</th><th>valid_seen greedy</th><th>valid_unseen greedy</th></tr></thead>
+<tbody>${curveRows}</tbody></table>
+`,
+  );
+}

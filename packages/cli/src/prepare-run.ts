@@ -1,0 +1,270 @@
+/**
+ * A run from the command line: `prepareRun` turns `dreamgym train`'s flags and config file
+ * (or, on `--resume`, the settings its run folder saved) into what the loop runs with: its
+ * configuration, its components (the domain, the models, the policy) and the run folder.
+ * `openRunParts` builds the parts, in the order that fails fastest, for `prepareRun` and for
+ * the commands that reopen a run (`eval`, `fidelity`). The loop's own rules (when the real
+ * environment is used, how the starting policy is measured) stay the loop's: the real
+ * environment is always handed over, and "before" is the loop's `evaluation.atStart`.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import {
+  type DreamGymComponents,
+  type DreamGymConfig,
+  DreamGymLoop,
+  parseDreamGymConfig,
+} from '@dreamgym/core';
+import { type CommandIo, type FlagValues, fail, readJsonFile } from './command-arguments.js';
+import { type DomainSetup, type DomainSetupOptions, setUpDomain } from './domain-setup.js';
+import type { ModelSelection, SelectedModels } from './model-selection.js';
+import {
+  domainSetupFromFlags,
+  loopConfigFromFlags,
+  policySettingsFromFlags,
+  runFolderFlag,
+  setField,
+} from './run-flags.js';
+import {
+  MODELS_FILE,
+  modelSettings,
+  prepareRunModels,
+  readModelFlags,
+  selectRunModels,
+} from './run-models.js';
+import {
+  createRunPolicy,
+  loadLlmPolicyModule,
+  type RunPolicy,
+  type RunPolicySettings,
+  readRunPolicySettings,
+  writeRunPolicySettings,
+} from './run-policy.js';
+
+/** The domain's set-up as a run folder keeps it. */
+const SETUP_FILE = 'setup.json';
+
+/** What a run folder keeps of a run's settings (the models' flags are read on their own). */
+export interface SavedRunSettings {
+  /** `config.json`: the loop's configuration as the loop wrote it. */
+  config: Record<string, unknown>;
+  /** `setup.json`: the domain's set-up. */
+  setup: Record<string, unknown>;
+  /** `policy.json` (linear for runs written before it existed). */
+  policy: RunPolicySettings;
+}
+
+/** Reads the settings a `dreamgym train` run folder keeps; errors name `--run-dir`. */
+export async function readRunSettings(runDirectory: string): Promise<SavedRunSettings> {
+  return {
+    setup: await readJsonFile(join(runDirectory, SETUP_FILE), '--run-dir'),
+    config: await readJsonFile(join(runDirectory, 'config.json'), '--run-dir'),
+    policy: await readRunPolicySettings(runDirectory),
+  };
+}
+
+/** A run's parts on its domain. */
+export interface RunParts {
+  domain: DomainSetup;
+  /** The configuration the policy was built with. */
+  config: DreamGymConfig;
+  /** The models of the selection, when there was one. */
+  models?: SelectedModels;
+  policy: RunPolicy;
+  /** Frees the policy, then the models. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds a run's parts. What can fail without the data fails before the domain loads (which
+ * takes minutes): the LLM policy's package, the local model file, the embeddings server.
+ * `onDomain` does what needs the loaded domain and returns the configuration the policy is
+ * built with; `logModel` picks the lines of the models' description to log.
+ */
+export async function openRunParts(options: {
+  setup: DomainSetupOptions;
+  policy: RunPolicySettings;
+  selection: ModelSelection | undefined;
+  runDirectory: string;
+  io: CommandIo;
+  onDomain(domain: DomainSetup): DreamGymConfig | Promise<DreamGymConfig>;
+  logModel(line: string): boolean;
+}): Promise<RunParts> {
+  const { io, selection, runDirectory } = options;
+  const log = (message: string) => io.stderr.write(`${message}\n`);
+  // The worker and the model cache need PATH and HOME even where the caller passes a partial environment.
+  const env = { ...process.env, ...io.env };
+  const module =
+    options.policy.kind === 'llm' ? await loadLlmPolicyModule(options.policy.package) : undefined;
+  const embedder = selection && (await prepareRunModels(selection, { env, cwd: io.cwd }));
+  const domain = await setUpDomain(options.setup, log, embedder ? { embedder } : {});
+  const config = await options.onDomain(domain);
+  const models =
+    selection && (await selectRunModels(selection, domain, { env, cwd: io.cwd, log, embedder }));
+  try {
+    for (const line of models?.describe() ?? []) if (options.logModel(line)) log(line);
+    const policy = await createRunPolicy({
+      settings: options.policy,
+      config,
+      adapter: domain.adapter,
+      runDirectory,
+      ...(module ? { module } : {}),
+      env,
+      log,
+    });
+    return {
+      domain,
+      config,
+      ...(models ? { models } : {}),
+      policy,
+      close: async () => {
+        try {
+          await policy.close();
+        } finally {
+          await models?.dispose();
+        }
+      },
+    };
+  } catch (error) {
+    await models?.dispose();
+    throw error;
+  }
+}
+
+/** What `dreamgym train` hands the loop. */
+export interface PreparedRun {
+  /** The run folder. */
+  runDirectory: string;
+  /** The loop's configuration, complete (the adapter's defaults filled in). */
+  config: DreamGymConfig;
+  /** The loop's components; the caller adds `log` and `onIteration`. */
+  components: DreamGymComponents;
+  /** Whether the loop continues the run in the folder. */
+  resume: boolean;
+  /** Frees the policy and the models. */
+  close(): Promise<void>;
+}
+
+/**
+ * `dreamgym train`'s run: flags over the `--config` file, or on `--resume` over the settings
+ * the run folder saved (a resumed run keeps them; the loop refuses a changed configuration).
+ * Writes `setup.json`, `policy.json` and `models.json`, so that a resumed run and `dreamgym
+ * eval` rebuild the same parts.
+ */
+export async function prepareRun(
+  values: FlagValues,
+  io: CommandIo,
+  usage: string,
+): Promise<PreparedRun> {
+  const runDirectory = runFolderFlag(values, io);
+  // The loop refuses this too, but only once the domain has loaded and the run's files are written.
+  const existing = await DreamGymLoop.latestCheckpoint(runDirectory);
+  if (existing !== undefined && !values.resume) {
+    fail(
+      `${runDirectory} already holds a run (checkpoint ${existing}). Pass --resume to continue it, or choose another --run-dir.`,
+      '--run-dir',
+    );
+  }
+  const saved =
+    values.resume && existsSync(join(runDirectory, SETUP_FILE))
+      ? await readRunSettings(runDirectory)
+      : undefined;
+  const file = saved
+    ? { ...saved.config, setup: saved.setup }
+    : values.config
+      ? await readJsonFile(resolve(io.cwd, values.config as string), '--config')
+      : {};
+  const {
+    setup: fileSetup = {},
+    llmPolicy,
+    ...fileConfig
+  } = file as { setup?: Record<string, unknown>; llmPolicy?: unknown };
+  const config = loopConfigFromFlags(values, fileConfig);
+  if (!saved) newRunDefaults(config, values);
+  const setup = domainSetupFromFlags(values, fileSetup, io, usage);
+  parseDreamGymConfig(config);
+  const flagPolicy = policySettingsFromFlags(values, llmPolicy);
+  if (saved && values.policy !== undefined && values.policy !== saved.policy.kind) {
+    fail(
+      `${runDirectory} trains the ${saved.policy.kind} policy (policy.json); --resume continues it as it started: drop --policy ${String(values.policy)}.`,
+      '--policy',
+    );
+  }
+  const policy = saved?.policy ?? flagPolicy;
+  const models = modelSettings(values, {
+    policy: policy.kind,
+    ...(saved ? { saved: await readModelFlags(runDirectory) } : {}),
+    runDirectory,
+  });
+  const parts = await openRunParts({
+    setup,
+    policy,
+    selection: models.selection,
+    runDirectory,
+    io,
+    onDomain: async (domain) => {
+      await mkdir(runDirectory, { recursive: true });
+      await writeFile(join(runDirectory, SETUP_FILE), `${JSON.stringify(setup, null, 2)}\n`);
+      await writeRunPolicySettings(runDirectory, policy);
+      await writeFile(
+        join(runDirectory, MODELS_FILE),
+        `${JSON.stringify(models.flags, null, 2)}\n`,
+      );
+      if (
+        (config.evaluation as { environments?: unknown } | undefined)?.environments === undefined
+      ) {
+        // Real success is what matters, where the adapter's real environment runs as it is.
+        setField(
+          config,
+          ['evaluation', 'environments'],
+          [domain.adapter.defaults?.evaluationEnvironment ?? 'real'],
+        );
+      }
+      return parseDreamGymConfig(config);
+    },
+    // The policy line is train's own (the selection's policy is always linear here).
+    logModel: (line) => !line.startsWith('policy:'),
+  });
+  const { domain } = parts;
+  const selected = parts.models!;
+  io.stderr.write(`policy: ${parts.policy.description}\n`);
+  return {
+    runDirectory,
+    config: parts.config,
+    components: {
+      adapter: domain.adapter,
+      policy: parts.policy.policy,
+      experienceModel: selected.experienceModel,
+      replayBuffer: domain.replayBuffer,
+      // The loop's default generator dedupes exactly; the selection's adds embedding
+      // similarity, which the default run keeps out so its results stay as they were.
+      ...(models.selection.taskGenerator === 'llm' || models.selection.embedder === 'openai'
+        ? { taskGenerator: selected.taskGenerator }
+        : {}),
+      seedTasks: domain.seedTasks,
+      evaluationTasks: domain.evaluationTasks,
+      demonstrations: domain.offlineTrajectories,
+      // Leased only where the configuration needs it (sim-to-real, real evaluations, the gap).
+      realEnvironment: domain.realEnvironment,
+    },
+    resume: values.resume === true,
+    close: parts.close,
+  };
+}
+
+/**
+ * The CLI's defaults for a new run, where the config file leaves them: both evaluation modes,
+ * and the starting policy measured by the loop before training (the "before" of the run)
+ * unless `--no-baseline`. A resumed run keeps what its `config.json` says.
+ */
+function newRunDefaults(config: Record<string, unknown>, values: FlagValues): void {
+  const evaluation = (config.evaluation ?? {}) as { modes?: unknown; atStart?: unknown };
+  if (evaluation.modes === undefined)
+    setField(config, ['evaluation', 'modes'], ['greedy', 'sampled']);
+  setField(
+    config,
+    ['evaluation', 'atStart'],
+    values['no-baseline'] === true ? false : (evaluation.atStart ?? true),
+  );
+}

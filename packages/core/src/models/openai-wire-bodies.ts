@@ -1,0 +1,270 @@
+/**
+ * The bodies of the OpenAI wire format as DreamGym's servers use them: the request schemas
+ * of `POST /v1/chat/completions`, `POST /v1/completions` and `POST /v1/embeddings`, and the
+ * response bodies of those and of `GET /v1/models`. Both `dreamgym model serve` and the
+ * fake server of `@dreamgym/test-support` validate with these schemas, so the SDK's clients
+ * are tested against the contract the real server enforces. Streaming is not part of it:
+ * neither server streams, and both refuse `stream: true`.
+ *
+ * Internal (`@dreamgym/core/internal`): no compatibility promise.
+ */
+import { z } from 'zod';
+
+const TextPartSchema = z.object({ type: z.literal('text'), text: z.string() });
+
+/** A chat message: text content, or text parts. */
+export const OpenAIChatMessageSchema = z.looseObject({
+  role: z.enum(['system', 'developer', 'user', 'assistant']),
+  content: z.union([z.string(), z.array(TextPartSchema), z.null()]),
+});
+
+const StopSchema = z.union([z.string(), z.array(z.string()).max(4)]).nullish();
+const SamplingFields = {
+  model: z.string().optional(),
+  temperature: z.number().min(0).max(2).nullish(),
+  top_p: z.number().gt(0).max(1).nullish(),
+  top_k: z.number().int().min(0).nullish(),
+  min_p: z.number().min(0).max(1).nullish(),
+  seed: z.number().int().nullish(),
+  stop: StopSchema,
+  n: z.literal(1).nullish(),
+  stream: z.literal(false, { error: 'stream is not supported; send stream: false' }).nullish(),
+};
+
+/** `POST /v1/chat/completions`. Unknown fields pass through. */
+export const ChatCompletionRequestSchema = z.looseObject({
+  ...SamplingFields,
+  messages: z.array(OpenAIChatMessageSchema).min(1),
+  max_tokens: z.number().int().positive().nullish(),
+  max_completion_tokens: z.number().int().positive().nullish(),
+  logprobs: z.boolean().nullish(),
+  top_logprobs: z.number().int().min(0).max(20).nullish(),
+  response_format: z
+    .discriminatedUnion('type', [
+      z.object({ type: z.literal('text') }),
+      z.object({ type: z.literal('json_object') }),
+      z.object({
+        type: z.literal('json_schema'),
+        json_schema: z.object({
+          name: z.string().min(1),
+          schema: z.record(z.string(), z.unknown()).optional(),
+          strict: z.boolean().nullish(),
+          description: z.string().optional(),
+        }),
+      }),
+    ])
+    .nullish(),
+});
+export type ChatCompletionRequest = z.output<typeof ChatCompletionRequestSchema>;
+
+/** `POST /v1/completions`: one prompt or a batch. Unknown fields pass through. */
+export const CompletionRequestSchema = z.looseObject({
+  ...SamplingFields,
+  prompt: z.union([z.string().min(1), z.array(z.string().min(1)).min(1).max(32)]),
+  max_tokens: z.number().int().min(0).nullish(),
+  echo: z.boolean().nullish(),
+  logprobs: z.number().int().min(0).max(20).nullish(),
+  suffix: z.null({ error: 'suffix is not supported' }).optional(),
+});
+export type CompletionRequest = z.output<typeof CompletionRequestSchema>;
+
+/** `POST /v1/embeddings`. Unknown fields pass through. */
+export const EmbeddingsRequestSchema = z.looseObject({
+  model: z.string().optional(),
+  input: z.union([z.string(), z.array(z.string())], {
+    error: 'input must be a string or an array of strings',
+  }),
+  encoding_format: z.enum(['float', 'base64']).nullish(),
+  dimensions: z.number().int().positive().nullish(),
+});
+export type EmbeddingsRequest = z.output<typeof EmbeddingsRequestSchema>;
+
+/** A message's content as one text (text parts joined). */
+export function chatMessageText(
+  content: z.output<typeof OpenAIChatMessageSchema>['content'],
+): string {
+  if (content === null) return '';
+  return typeof content === 'string' ? content : content.map((part) => part.text).join('');
+}
+
+/** The `stop` field as a list. */
+export function stopSequences(stop: string | string[] | null | undefined): string[] {
+  if (stop === null || stop === undefined) return [];
+  return typeof stop === 'string' ? [stop] : stop;
+}
+
+/** A generated token with its log-probability and, optionally, the most likely alternatives. */
+export interface WireToken {
+  token: string;
+  logprob: number;
+  top?: ReadonlyArray<{ token: string; logprob: number }>;
+}
+
+/** Token counts of a response. */
+export interface WireUsage {
+  promptTokens: number;
+  completionTokens: number;
+  /** Prompt tokens served from a cache (`prompt_tokens_details.cached_tokens`). */
+  cachedTokens?: number;
+}
+
+function bytesOf(text: string): number[] {
+  return [...Buffer.from(text, 'utf8')];
+}
+
+function usageBody(usage: WireUsage) {
+  return {
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    total_tokens: usage.promptTokens + usage.completionTokens,
+    ...(usage.cachedTokens === undefined
+      ? {}
+      : { prompt_tokens_details: { cached_tokens: usage.cachedTokens } }),
+  };
+}
+
+/** A `chat.completion` with one choice. */
+export interface ChatCompletionBodyOptions {
+  id: string;
+  /** Unix seconds. */
+  created: number;
+  model: string;
+  content: string;
+  finishReason: string;
+  /** The tokens' log-probabilities; `null` when none were asked for (or none are given). */
+  logprobs: readonly WireToken[] | null;
+  /** At most this many alternatives per token. Default 0. */
+  topLogprobs?: number;
+  /** `null` leaves `usage` out, as some servers do. */
+  usage: WireUsage | null;
+}
+
+/** The body of a chat completion. */
+export function chatCompletionBody(options: ChatCompletionBodyOptions) {
+  const top = options.topLogprobs ?? 0;
+  return {
+    id: options.id,
+    object: 'chat.completion',
+    created: options.created,
+    model: options.model,
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: options.content, refusal: null },
+        finish_reason: options.finishReason,
+        logprobs:
+          options.logprobs === null
+            ? null
+            : {
+                content: options.logprobs.map((token) => ({
+                  token: token.token,
+                  logprob: token.logprob,
+                  bytes: bytesOf(token.token),
+                  top_logprobs: (token.top ?? []).slice(0, top).map((alternative) => ({
+                    token: alternative.token,
+                    logprob: alternative.logprob,
+                    bytes: bytesOf(alternative.token),
+                  })),
+                })),
+                refusal: null,
+              },
+      },
+    ],
+    ...(options.usage === null ? {} : { usage: usageBody(options.usage) }),
+  };
+}
+
+/** A prompt or generated token of a text completion; `logprob` is `null` for the first prompt token. */
+export interface CompletionToken {
+  token: string;
+  logprob: number | null;
+  top?: ReadonlyArray<{ token: string; logprob: number }>;
+}
+
+/** The `logprobs` of a text-completion choice (the legacy layout, with text offsets). */
+export function completionLogprobs(tokens: readonly CompletionToken[], top: number) {
+  const offsets: number[] = [];
+  let offset = 0;
+  for (const token of tokens) {
+    offsets.push(offset);
+    offset += token.token.length;
+  }
+  return {
+    tokens: tokens.map((token) => token.token),
+    token_logprobs: tokens.map((token) => token.logprob),
+    top_logprobs: tokens.map((token) =>
+      token.logprob === null || token.top === undefined || top === 0
+        ? null
+        : Object.fromEntries(
+            token.top.slice(0, top).map((alternative) => [alternative.token, alternative.logprob]),
+          ),
+    ),
+    text_offset: offsets,
+  };
+}
+
+/** The body of a text completion (`text_completion`). */
+export function completionBody(options: {
+  id: string;
+  created: number;
+  model: string;
+  choices: Array<{
+    text: string;
+    finishReason: string;
+    logprobs: ReturnType<typeof completionLogprobs> | null;
+  }>;
+  usage: WireUsage;
+}) {
+  return {
+    id: options.id,
+    object: 'text_completion',
+    created: options.created,
+    model: options.model,
+    choices: options.choices.map((choice, index) => ({
+      index,
+      text: choice.text,
+      finish_reason: choice.finishReason,
+      logprobs: choice.logprobs,
+    })),
+    usage: usageBody(options.usage),
+  };
+}
+
+/**
+ * The body of an embeddings response: one item per vector, in order unless `reverse` (each
+ * item keeps its `index`), as floats or as base64 little-endian float32.
+ */
+export function embeddingsBody(options: {
+  model: string;
+  vectors: readonly number[][];
+  encoding: 'float' | 'base64';
+  /** `null` leaves `usage` out. */
+  promptTokens: number | null;
+  reverse?: boolean;
+}) {
+  const data = options.vectors.map((vector, index) => ({
+    object: 'embedding',
+    index,
+    embedding:
+      options.encoding === 'base64'
+        ? Buffer.from(new Float32Array(vector).buffer).toString('base64')
+        : vector,
+  }));
+  if (options.reverse) data.reverse();
+  return {
+    object: 'list',
+    model: options.model,
+    data,
+    ...(options.promptTokens === null
+      ? {}
+      : { usage: { prompt_tokens: options.promptTokens, total_tokens: options.promptTokens } }),
+  };
+}
+
+/** The body of `GET /v1/models`. */
+export function modelListBody(ids: readonly string[], ownedBy: string, created: number) {
+  return {
+    object: 'list',
+    data: ids.map((id) => ({ id, object: 'model', created, owned_by: ownedBy })),
+  };
+}

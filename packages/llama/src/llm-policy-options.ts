@@ -1,0 +1,168 @@
+/**
+ * The options of an `LlmPolicy` (acting, the trainer, where exported weights go), their
+ * validation, its counters, and what it keeps of each decision for the update.
+ */
+import {
+  ConfigError,
+  type InvalidActionFallback,
+  type SeededRandom,
+  type TorchTrainerBackendOptions,
+} from '@dreamgym/core';
+import type { LlmPolicyPromptOptions } from './llm-policy-prompt.js';
+import type { LlmRuntime } from './llm-runtime.js';
+
+/** How the trainer backend trains the LLM. */
+export interface LlmTrainerOptions {
+  /** `lora` (default): low-rank adapters (peft); `full`: every weight. */
+  mode?: 'lora' | 'full';
+  lora?: {
+    /** Rank r. Default 16. */
+    rank?: number;
+    /** Scale alpha (the update is scaled by alpha / r). Default 2 r. */
+    alpha?: number;
+    dropout?: number;
+    /** Linear modules with adapters. Default every attention and MLP projection. */
+    targetModules?: string[];
+    /** Layers with adapters (0-based). Default: all, or the top `topLayers`. */
+    layers?: number[];
+    /**
+     * Adapters on the top N layers only. The layers below never change, so the worker
+     * computes their output once per token sequence and keeps it: on a CPU this is what makes
+     * an update affordable. Default: all layers.
+     */
+    topLayers?: number;
+  };
+  /** AdamW learning rate. Default 1e-4. */
+  learningRate?: number;
+  weightDecay?: number;
+  /** `token-mean` (default): every token weighs the same; `sequence-mean`: every sample does. */
+  aggregation?: 'token-mean' | 'sequence-mean';
+  /** Most tokens (rows x longest row) in one forward pass. Default 4096. */
+  maxBatchTokens?: number;
+  /** Bytes of cached frozen-layer outputs. Default 1 GiB. */
+  trunkCacheBytes?: number;
+  /**
+   * What generation reloads after an update: `lora` (an adapter over the base GGUF, the
+   * default in LoRA mode), or a whole model as `f16` (default in full mode), `f32`, `q8_0`,
+   * `source` (the base GGUF's own tensor types: small updates are lost to re-quantisation).
+   */
+  exportType?: 'lora' | 'f16' | 'f32' | 'q8_0' | 'source';
+  /** Weights in the trainer: `float32` (default) or `bfloat16` (GPU). */
+  dtype?: 'float32' | 'bfloat16';
+  /** Seeds adapter initialisation. Default 0. */
+  seed?: number;
+  /** Where and how the Python worker runs (interpreter, device, threads). */
+  backend?: TorchTrainerBackendOptions;
+}
+
+/** Options of `LlmPolicy.create`. */
+export interface LlmPolicyOptions {
+  /** Generation and tokenisation (llama.cpp in process: `LlamaPolicyRuntime`). */
+  runtime: LlmRuntime;
+  /** The prompt: the adapter's `prompts` and the answer format. */
+  prompt: LlmPolicyPromptOptions;
+  /** `generate` (default): the model writes the action; `score`: it chooses among the candidates. */
+  actionSelection?: 'generate' | 'score';
+  /**
+   * The domain grammar (`DomainAdapter.parseAction`): an action it rejects is invalid; one it
+   * accepts is replaced by its canonical text.
+   */
+  parseAction?: (text: string) => { text: string };
+  /** Accept actions outside the admissible list when the grammar accepts them. Default false. */
+  allowActionsOutsideCandidates?: boolean;
+  /** Sampling temperature of `generate` (the trainer scores at the same one). Default 1. */
+  temperature?: number;
+  /** Token limit of a generated answer. Default 64. */
+  maxTokens?: number;
+  /** Added to the step's reward when the output is invalid (<= 0). Default -0.1. */
+  invalidActionPenalty?: number;
+  /** What to send when the output is invalid. Default `skip` (the raw text). */
+  invalidActionFallback?: InvalidActionFallback;
+  trainer?: LlmTrainerOptions;
+  /** Folder for exported weights (created). */
+  workDirectory: string;
+  /** Default sampling stream (rollouts pass their own). */
+  random: SeededRandom;
+  /** Identifies the policy. Default `llm:<runtime id>`. */
+  id?: string;
+  /** Close the runtime with the policy. Default true. */
+  ownsRuntime?: boolean;
+  /** Receives progress lines (weight exports, worker logs). */
+  log?: (message: string) => void;
+}
+
+/** Counters and timings of an `LlmPolicy`. */
+export interface LlmPolicyStats {
+  decisions: number;
+  /** Outputs with no action (none written, or cut by the token limit). */
+  unparsable: number;
+  /** Outputs whose action was outside the grammar or the admissible list. */
+  invalid: number;
+  updates: number;
+  imitations: number;
+  /** Weight exports and runtime reloads, and the seconds they took. */
+  exports: number;
+  exportSeconds: number;
+  reloadSeconds: number;
+  lastExportBytes: number;
+  /** Seconds spent in the trainer's update and imitate calls. */
+  updateSeconds: number;
+  /**
+   * Wall-clock seconds with at least one decision in flight (generation or scoring);
+   * concurrent decisions count once.
+   */
+  actSeconds: number;
+  /** The last update's worker figures (token-level mismatch, mean ratio...). */
+  lastUpdate?: Record<string, number>;
+}
+
+/** What an LLM policy keeps in `PolicyDecision.info.llm`, for the update. */
+export type LlmDecisionRecord =
+  | {
+      kind: 'sequence';
+      prompt: number[];
+      completion: number[];
+      /** Per-token behaviour log-probabilities; null where unknown. */
+      behaviour: number[] | null;
+    }
+  | {
+      kind: 'choice';
+      prompt: number[];
+      candidates: number[][];
+      choice: number;
+      behaviour: number;
+    };
+
+function isNonPositive(value: number): boolean {
+  return Number.isFinite(value) && value <= 0;
+}
+
+/** Throws `ConfigError` for acting or trainer options out of range. */
+export function validateLlmPolicyOptions(options: LlmPolicyOptions): void {
+  const penalty = options.invalidActionPenalty ?? -0.1;
+  if (!isNonPositive(penalty)) {
+    throw new ConfigError(
+      'invalidActionPenalty must be zero or negative (it is added to the reward).',
+      { field: 'invalidActionPenalty' },
+    );
+  }
+  const temperature = options.temperature ?? 1;
+  if (!(temperature > 0 && temperature <= 2)) {
+    throw new ConfigError(
+      `temperature must be in (0, 2], got ${temperature}; greedy decoding is PolicyContext.greedy.`,
+      { field: 'temperature' },
+    );
+  }
+  const maxTokens = options.maxTokens ?? 64;
+  if (!Number.isInteger(maxTokens) || maxTokens < 1) {
+    throw new ConfigError(`maxTokens must be a positive integer, got ${maxTokens}.`, {
+      field: 'maxTokens',
+    });
+  }
+  const exportType = options.trainer?.exportType;
+  if (exportType === 'lora' && options.trainer?.mode === 'full') {
+    throw new ConfigError('trainer.exportType lora needs trainer.mode lora.', {
+      field: 'trainer.exportType',
+    });
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * Raw-prompt completion (no chat template), what `/v1/completions` serves: the prompt's
+ * special tokens parsed as such, optionally echoed with their teacher-forced
+ * log-probabilities, and an answer sampled after it (or none, with `maxTokens` 0).
+ */
+import { ModelError, type TokenUsage } from '@dreamgym/core';
+import { teacherForce } from './continuation-scoring.js';
+import type { SamplingOptions } from './llama-chat-model-options.js';
+import type { LlamaEngine } from './llama-engine.js';
+import {
+  type GeneratedToken,
+  type Generation,
+  generate,
+  generationSettings,
+} from './token-generation.js';
+import { TokenTextDecoder } from './token-text.js';
+
+/** A raw-prompt completion request (`/v1/completions`). */
+export interface PromptCompletionRequest extends SamplingOptions {
+  /** The raw prompt; special tokens written in it (`<|im_start|>`) are parsed as such. */
+  prompt: string;
+  /** Upper bound on generated tokens; 0 only evaluates (with `echo`). Default the model's. */
+  maxTokens?: number;
+  stop?: readonly string[];
+  /** Per-token log-probabilities: the sampled token's, plus this many alternatives (0-20). */
+  logprobs?: number;
+  /** Return the prompt's tokens too, with their teacher-forced log-probabilities. */
+  echo?: boolean;
+  signal?: AbortSignal;
+}
+
+/** The answer to a {@link PromptCompletionRequest}. */
+export interface PromptCompletion {
+  /** The generated text (without the prompt). */
+  text: string;
+  /** Generated tokens. */
+  tokens: GeneratedToken[];
+  /** The prompt's tokens, with `echo`. */
+  promptTokens?: GeneratedToken[];
+  finishReason: 'stop' | 'length';
+  usage: TokenUsage;
+}
+
+/** Completes `request.prompt` on `engine`; see the file's comment. */
+export async function completePrompt(
+  engine: LlamaEngine,
+  request: PromptCompletionRequest,
+): Promise<PromptCompletion> {
+  engine.ensureOpen();
+  const { model, counters } = engine;
+  try {
+    const tokens = model.tokenize(request.prompt, true);
+    if (tokens.length === 0) throw new ModelError(`${engine.id}: the prompt is empty.`);
+    const topLogprobs = request.logprobs ?? 0;
+    let promptTokens: GeneratedToken[] | undefined;
+    let evaluated = 0;
+    if (request.echo) {
+      const forced = await teacherForce(engine, tokens, 1, topLogprobs, request.signal);
+      const decoder = new TokenTextDecoder(model, true);
+      promptTokens = tokens.map((id, index) => ({
+        id,
+        text: decoder.push(id),
+        ...(request.logprobs === undefined
+          ? {}
+          : index === 0
+            ? { logprob: null }
+            : {
+                logprob: forced[index - 1]!.logprob,
+                ...(topLogprobs > 0 ? { top: forced[index - 1]!.top } : {}),
+              }),
+      }));
+      evaluated = tokens.length;
+    }
+    const maxTokens = request.maxTokens ?? engine.options.maxTokens;
+    let generation: Generation = {
+      text: '',
+      tokens: [],
+      finishReason: 'length',
+      promptTokens: tokens.length,
+      cachedPromptTokens: 0,
+    };
+    if (maxTokens > 0) {
+      generation = await generate(engine, tokens, {
+        ...generationSettings(engine, {
+          ...request,
+          maxTokens,
+          logprobs: request.logprobs !== undefined,
+          topLogprobs,
+        }),
+      });
+    } else {
+      counters.promptTokens += request.echo ? 0 : tokens.length;
+    }
+    if (request.echo) counters.promptTokens += evaluated;
+    counters.requests += 1;
+    return {
+      text: generation.text,
+      tokens: generation.tokens,
+      ...(promptTokens ? { promptTokens } : {}),
+      finishReason: generation.finishReason,
+      usage: {
+        promptTokens: tokens.length,
+        completionTokens: generation.tokens.length,
+        totalTokens: tokens.length + generation.tokens.length,
+      },
+    };
+  } catch (error) {
+    counters.failures += 1;
+    throw engine.wrapError(error, request.signal);
+  }
+}
