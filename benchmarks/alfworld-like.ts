@@ -6,7 +6,8 @@
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { DatasetFormatError, readJsonlLines, SeededRandom, type Transition } from '@dreamgym/core';
+import { DatasetFormatError, SeededRandom, type Transition } from '@dreamgym/core';
+import { readJsonlLines } from '@dreamgym/core/mdp';
 
 interface ExpertTrajectory {
   game: string;

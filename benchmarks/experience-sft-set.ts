@@ -11,15 +11,9 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createAlfworldAdapter } from '@dreamgym/alfworld';
-import {
-  compactExperienceFormat,
-  exportExperienceSft,
-  HashingEmbedder,
-  type ReasoningTrace,
-  ReplayBuffer,
-  type Trajectory,
-  trajectoryToTransitions,
-} from '@dreamgym/core';
+import { HashingEmbedder, ReplayBuffer, type Trajectory, trajectoryToTransitions } from '@dreamgym/core';
+import { exportExperienceSft, type ReasoningTrace } from '@dreamgym/core/annotate';
+import { compactExperienceFormat } from '@dreamgym/core/experience';
 
 const { values } = parseArgs({
   options: { out: { type: 'string' }, limit: { type: 'string' } },

@@ -8,25 +8,11 @@ import {
   loadAlfworldExpertTrajectories,
   parseAlfworldAction,
 } from '@dreamgym/alfworld';
-import {
-  type ChatModel,
-  emptyRetrievalModelTimings,
-  evaluateExperienceModel,
-  HashingEmbedder,
-  OpenAICompatibleChatModel,
-  ReasoningExperienceModel,
-  ReplayBuffer,
-  type ReplayIndexOptions,
-  RetrievalExperienceModel,
-  type RetrievalFilter,
-  type RetrievalQuery,
-  SeededRandom,
-  SyntheticEnvironment,
-  type Trajectory,
-  type Transition,
-  type TransitionRetriever,
-  trajectoryToTransitions,
-} from '@dreamgym/core';
+import { HashingEmbedder, ReplayBuffer, RetrievalExperienceModel, SeededRandom, SyntheticEnvironment, type Trajectory, type Transition, trajectoryToTransitions } from '@dreamgym/core';
+import { evaluateExperienceModel } from '@dreamgym/core/eval';
+import { emptyRetrievalModelTimings, ReasoningExperienceModel } from '@dreamgym/core/experience';
+import { type ChatModel, OpenAICompatibleChatModel } from '@dreamgym/core/models';
+import { type ReplayIndexOptions, type RetrievalFilter, type RetrievalQuery, type TransitionRetriever } from '@dreamgym/core/replay';
 import { startOpenAICompatibleServer } from '@dreamgym/test-support';
 import { ISSUE_19_BASELINE, loadBaselineCore } from './baseline-core.js';
 

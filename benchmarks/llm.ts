@@ -37,22 +37,10 @@ import {
   loadAlfworldExpertTrajectories,
   parseAlfworldAction,
 } from '@dreamgym/alfworld';
-import {
-  annotateReasoning,
-  compactExperienceFormat,
-  type ExperienceModel,
-  evaluateExperienceModel,
-  exportExperienceSft,
-  type FidelityFigures,
-  GroundedHybridExperienceModel,
-  HashingEmbedder,
-  ReasoningExperienceModel,
-  ReplayBuffer,
-  RetrievalExperienceModel,
-  readReasoningTraces,
-  type Trajectory,
-  trajectoryToTransitions,
-} from '@dreamgym/core';
+import { type ExperienceModel, HashingEmbedder, ReplayBuffer, RetrievalExperienceModel, type Trajectory, trajectoryToTransitions } from '@dreamgym/core';
+import { annotateReasoning, exportExperienceSft, readReasoningTraces } from '@dreamgym/core/annotate';
+import { evaluateExperienceModel, type FidelityFigures } from '@dreamgym/core/eval';
+import { compactExperienceFormat, GroundedHybridExperienceModel, ReasoningExperienceModel } from '@dreamgym/core/experience';
 import type { Token } from 'node-llama-cpp';
 
 type LlamaModule = typeof import('../packages/llama/src/index.js');

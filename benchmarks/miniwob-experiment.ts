@@ -32,28 +32,9 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Browser, launchChromium, startMiniwobServer } from '@dreamgym/browser';
 import { loadRun, type ReportRun, renderReport } from '@dreamgym/cli';
-import {
-  cloneBehaviour,
-  createLinearSoftmaxPolicy,
-  type DreamGymConfigInput,
-  DreamGymLoop,
-  EnvironmentPool,
-  type EvaluationMetrics,
-  evaluatePolicy,
-  HashingEmbedder,
-  type IterationMetrics,
-  type LinearSoftmaxPolicy,
-  parseDreamGymConfig,
-  ReplayBuffer,
-  RetrievalExperienceModel,
-  type Rollout,
-  SeededRandom,
-  syntheticEnvironmentFromConfig,
-  type Task,
-  type Trajectory,
-  trajectoryToTransitions,
-  wilsonInterval95,
-} from '@dreamgym/core';
+import { createLinearSoftmaxPolicy, type DreamGymConfigInput, DreamGymLoop, type EvaluationMetrics, evaluatePolicy, HashingEmbedder, type IterationMetrics, type LinearSoftmaxPolicy, parseDreamGymConfig, ReplayBuffer, RetrievalExperienceModel, SeededRandom, syntheticEnvironmentFromConfig, type Task, type Trajectory, trajectoryToTransitions, wilsonInterval95 } from '@dreamgym/core';
+import { EnvironmentPool, type Rollout } from '@dreamgym/core/rollout';
+import { cloneBehaviour } from '@dreamgym/core/training';
 import {
   connectMiniwobReal,
   createMiniwobAdapter,

@@ -26,13 +26,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import {
-  HashingEmbedder,
-  ReplayBuffer,
-  type ReplayBufferStats,
-  type ReplayIndexOptions,
-  type Transition,
-} from '@dreamgym/core';
+import { HashingEmbedder, ReplayBuffer, type Transition } from '@dreamgym/core';
+import { type ReplayBufferStats, type ReplayIndexOptions } from '@dreamgym/core/replay';
 import { loadTemplates, makeTransitions, type Template } from './alfworld-like.js';
 import { ISSUE_19_BASELINE, loadBaselineCore } from './baseline-core.js';
 

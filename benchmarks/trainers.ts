@@ -8,15 +8,9 @@
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import {
-  GrpoTrainer,
-  LinearSoftmaxPolicy,
-  type PolicyGradientTrainer,
-  PpoTrainer,
-  RolloutCollector,
-  SeededRandom,
-  type Task,
-} from '@dreamgym/core';
+import { LinearSoftmaxPolicy, SeededRandom, type Task } from '@dreamgym/core';
+import { RolloutCollector } from '@dreamgym/core/rollout';
+import { GrpoTrainer, type PolicyGradientTrainer, PpoTrainer } from '@dreamgym/core/training';
 import { CorridorEnvironment, corridorTask } from '@dreamgym/core/testing';
 
 const MAX_STEPS = 40;

@@ -61,10 +61,21 @@ describe('API reports', () => {
       expect(root.has(name), `${name} is exported from the root entry`).toBe(false);
       expect(internal.has(name), `${name} is missing from @dreamgym/core/internal`).toBe(true);
     }
-    expect(root.get('CheckpointStore')).toBe('class');
+    expect(root.get('DreamGymLoop')).toBe('class');
     expect(root.get('TaskSchema')).toBe('const');
     expect(root.get('Task')).toBe('type');
     expect(root.get('parseOptions')).toBe('function');
+  });
+
+  it('keep the root entry of @dreamgym/core to what a run is made of (at most 80 names)', () => {
+    const core = reportedPackages().find((pkg) => pkg.name === '@dreamgym/core')!;
+    const surface = readSurface(core);
+    const root = surface.get('@dreamgym/core')!;
+    expect(root.size, [...root.keys()].join(', ')).toBeLessThanOrEqual(80);
+    // The rest lives in the entry named after its folder.
+    expect(surface.get('@dreamgym/core/training')!.get('CheckpointStore')).toBe('class');
+    expect(surface.get('@dreamgym/core/models')!.get('OpenAICompatibleChatModel')).toBe('class');
+    expect(root.has('CheckpointStore')).toBe(false);
   });
 });
 

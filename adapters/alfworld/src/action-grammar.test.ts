@@ -1,4 +1,5 @@
-import { ActionParseError, readJsonlLines } from '@dreamgym/core';
+import { ActionParseError } from '@dreamgym/core';
+import { readJsonlLines } from '@dreamgym/core/mdp';
 import { describe, expect, it } from 'vitest';
 import { formatAlfworldAction, parseAlfworldAction } from './action-grammar.js';
 import { alfworldDataDirectory } from './test-data-directory.js';

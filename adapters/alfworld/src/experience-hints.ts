@@ -2,7 +2,7 @@
  * What ALFWorld's commands do to what the agent has seen, for the embedded retrieval
  * experience model's episode consistency (`DomainAdapter.experienceHints`).
  */
-import type { ConsistencyHints } from '@dreamgym/core';
+import type { ConsistencyHints } from '@dreamgym/core/experience';
 
 /** ALFWorld lists objects by name, and instances of one name from the highest number down. */
 export function compareAlfworldEntities(a: string, b: string): number {

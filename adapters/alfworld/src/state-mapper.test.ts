@@ -1,4 +1,4 @@
-import { readJsonlLines } from '@dreamgym/core';
+import { readJsonlLines } from '@dreamgym/core/mdp';
 import { describe, expect, it } from 'vitest';
 import { extractAlfworldTask, mapAlfworldObservation } from './state-mapper.js';
 import { alfworldDataDirectory } from './test-data-directory.js';

@@ -6,7 +6,8 @@ import {
   parseWebActionText,
   webCandidateActions,
 } from '@dreamgym/browser';
-import { type ChatModel, ConfigError, type DomainAdapter, parseOptions } from '@dreamgym/core';
+import { ConfigError, type DomainAdapter, parseOptions } from '@dreamgym/core';
+import { type ChatModel } from '@dreamgym/core/models';
 import { z } from 'zod';
 import { WebarenaSitesSchema } from './config/sites.js';
 import { downloadWebarenaLiteData } from './datasets/download.js';

@@ -1,7 +1,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type IterationMetrics, IterationMetricsSchema, wilsonInterval95 } from '@dreamgym/core';
+import { type IterationMetrics, wilsonInterval95 } from '@dreamgym/core';
+import { IterationMetricsSchema } from '@dreamgym/core/training';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadRun, type ReportRun, renderReport } from './html-report.js';

@@ -5,17 +5,11 @@
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import {
-  ChatModelPolicy,
-  ConfigError,
-  GroundedHybridExperienceModel,
-  LlmTaskGenerator,
-  MutationTaskGenerator,
-  OpenAICompatibleChatModel,
-  ReasoningExperienceModel,
-  SyntheticEnvironment,
-  type Task,
-} from '@dreamgym/core';
+import { ConfigError, MutationTaskGenerator, SyntheticEnvironment, type Task } from '@dreamgym/core';
+import { LlmTaskGenerator } from '@dreamgym/core/curriculum';
+import { GroundedHybridExperienceModel, ReasoningExperienceModel } from '@dreamgym/core/experience';
+import { OpenAICompatibleChatModel } from '@dreamgym/core/models';
+import { ChatModelPolicy } from '@dreamgym/core/policy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DomainSetup, setUpDomain } from './domain-setup.js';
 import {

@@ -12,29 +12,11 @@
  * {@link parseModelSelection}, and call {@link selectModels}.
  */
 import { resolve } from 'node:path';
-import {
-  type ChatModel,
-  ChatModelPolicy,
-  ConfigError,
-  type ContinuationScorer,
-  compactExperienceFormat,
-  type DomainAdapter,
-  type EmbeddingModel,
-  type ExperienceModel,
-  GroundedHybridExperienceModel,
-  HashingEmbedder,
-  JudgedExperienceModel,
-  LlmTaskGenerator,
-  MutationTaskGenerator,
-  OpenAICompatibleChatModel,
-  OpenAICompatibleEmbeddingModel,
-  OpenAICompatibleScorer,
-  type OutcomeJudge,
-  type Policy,
-  ReasoningExperienceModel,
-  standardExperienceFormat,
-  type TaskGenerator,
-} from '@dreamgym/core';
+import { ConfigError, type DomainAdapter, type EmbeddingModel, type ExperienceModel, HashingEmbedder, JudgedExperienceModel, MutationTaskGenerator, type OutcomeJudge, type Policy, type TaskGenerator } from '@dreamgym/core';
+import { LlmTaskGenerator } from '@dreamgym/core/curriculum';
+import { compactExperienceFormat, GroundedHybridExperienceModel, ReasoningExperienceModel, standardExperienceFormat } from '@dreamgym/core/experience';
+import { type ChatModel, type ContinuationScorer, OpenAICompatibleChatModel, OpenAICompatibleEmbeddingModel, OpenAICompatibleScorer } from '@dreamgym/core/models';
+import { ChatModelPolicy } from '@dreamgym/core/policy';
 import { decimal, type FlagSpecs, type FlagValues, fail, integer } from './command-arguments.js';
 
 /** The parts of a `@dreamgym/llama` `LlamaChatModel` the CLI uses. */

@@ -3,7 +3,8 @@
  * with the GGUF's default system prompt), or the GGUF's own Jinja template through
  * node-llama-cpp's chat wrappers. Chat and scoring from messages both prompt through it.
  */
-import { type ChatMessage, formatChatMLPrompt, ModelError } from '@dreamgym/core';
+import { ModelError } from '@dreamgym/core';
+import { type ChatMessage, formatChatMLPrompt } from '@dreamgym/core/models';
 import type { ChatHistoryItem, LlamaModel, Token } from 'node-llama-cpp';
 import { llamaModule } from './llama-binding.js';
 

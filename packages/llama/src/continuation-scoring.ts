@@ -5,14 +5,8 @@
  * `ContinuationScorer`); raw completion echoes a prompt's own log-probabilities through
  * {@link teacherForce}.
  */
-import {
-  ConfigError,
-  type ContinuationScore,
-  ModelError,
-  type ScoreRequest,
-  type ScoreResponse,
-  type TokenLogprob,
-} from '@dreamgym/core';
+import { ConfigError, ModelError } from '@dreamgym/core';
+import { type ContinuationScore, type ScoreRequest, type ScoreResponse, type TokenLogprob } from '@dreamgym/core/models';
 import type { LlamaContextSequence, Token } from 'node-llama-cpp';
 import type { LlamaEngine } from './llama-engine.js';
 import { alignSequence } from './sequence-pool.js';

@@ -64,3 +64,10 @@ export { type PulledModel, type PullModelOptions, pullModel, sha256OfFile } from
 export { type LlamaServer, type LlamaServerOptions, startLlamaServer } from './openai-server.js';
 export type { PromptCompletion, PromptCompletionRequest } from './prompt-completion.js';
 export type { GeneratedToken } from './token-generation.js';
+export {
+  defaultTrainerDirectory,
+  defaultTrainerPython,
+  TorchTrainerBackend,
+  type TorchTrainerBackendOptions,
+  type TrainerDescription,
+} from './torch-trainer-backend.js';

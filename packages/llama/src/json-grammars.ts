@@ -4,7 +4,7 @@
  * (`json_object`, with the schema stated in the system message instead). Compiled once per
  * schema and kept.
  */
-import type { ChatMessage } from '@dreamgym/core';
+import type { ChatMessage } from '@dreamgym/core/models';
 import type { Llama, LlamaGrammar } from 'node-llama-cpp';
 import { toGrammarSchema, UnsupportedSchemaError } from './grammar-schema.js';
 

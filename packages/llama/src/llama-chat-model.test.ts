@@ -2,7 +2,8 @@
  * The runtime on the real embedded model (SmolLM2-135M-Instruct, from the model cache the
  * set-up step fills). One model load is shared by the file; every answer is kept short.
  */
-import { ConfigError, ModelError, ModelOutputError, rankContinuations } from '@dreamgym/core';
+import { ConfigError, ModelError, ModelOutputError } from '@dreamgym/core';
+import { rankContinuations } from '@dreamgym/core/models';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { LlamaChatModel } from './llama-chat-model.js';

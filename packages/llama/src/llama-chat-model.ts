@@ -7,19 +7,8 @@
  * (the context's sequences, KV-cache reuse, counters, cancellation, disposal) in
  * `llama-engine.ts`.
  */
-import {
-  type ChatMessage,
-  type ChatModel,
-  type ChatRequest,
-  type ChatResponse,
-  type ContinuationScorer,
-  ModelOutputError,
-  type ScoreRequest,
-  type ScoreResponse,
-  type StructuredChatRequest,
-  type StructuredChatResponse,
-  toResponseJsonSchema,
-} from '@dreamgym/core';
+import { ModelOutputError } from '@dreamgym/core';
+import { type ChatMessage, type ChatModel, type ChatRequest, type ChatResponse, type ContinuationScorer, type ScoreRequest, type ScoreResponse, type StructuredChatRequest, type StructuredChatResponse, toResponseJsonSchema } from '@dreamgym/core/models';
 import { extractJson } from '@dreamgym/core/internal';
 import type { LlamaGrammar, Token } from 'node-llama-cpp';
 import { z } from 'zod';

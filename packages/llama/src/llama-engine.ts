@@ -3,7 +3,8 @@
  * completion share on it: the context's sequences (one per request; others queue), the chat
  * template, the JSON grammars, the counters, and the lifetime (cancellation and disposal).
  */
-import { type ChatModelStats, ConfigError, ModelError, ModelOutputError } from '@dreamgym/core';
+import { ConfigError, ModelError, ModelOutputError } from '@dreamgym/core';
+import { type ChatModelStats } from '@dreamgym/core/models';
 import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel } from 'node-llama-cpp';
 import { ChatTemplate } from './chat-templates.js';
 import { JsonGrammars } from './json-grammars.js';

@@ -5,7 +5,7 @@
  * adapter over the base GGUF, or a whole exported GGUF) by loading them next to the running
  * model and disposing of the old one once its requests are done.
  */
-import type { ChatMessage } from '@dreamgym/core';
+import type { ChatMessage } from '@dreamgym/core/models';
 import { LlamaChatModel } from './llama-chat-model.js';
 import type { LlamaChatModelOptions } from './llama-chat-model-options.js';
 import type { ExportedWeights, LlmRuntime, RuntimeGeneration } from './llm-runtime.js';

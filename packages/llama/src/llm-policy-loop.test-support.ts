@@ -5,7 +5,7 @@
  * the embedded retrieval experience model over real corridor play.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
   type DreamGymComponents,
@@ -126,6 +126,23 @@ export async function corridorLlmLoop(
 }
 
 /**
+ * `@dreamgym/core` and each of its subpath entries (`@dreamgym/core/policy`...) mapped to the
+ * source its built file comes from (`./dist/policy/index.js` -> `src/policy/index.ts`).
+ */
+async function coreSourceAliases(root: string): Promise<Record<string, string>> {
+  const manifest = JSON.parse(await readFile(join(root, 'packages/core/package.json'), 'utf8')) as {
+    exports: Record<string, string | { import: { default: string } }>;
+  };
+  const aliases: Record<string, string> = {};
+  for (const [subpath, target] of Object.entries(manifest.exports)) {
+    if (typeof target === 'string') continue; // ./package.json
+    const source = target.import.default.replace(/^\.\/dist\//, 'src/').replace(/\.js$/, '.ts');
+    aliases[`@dreamgym/core${subpath.slice(1)}`] = join(root, 'packages/core', source);
+  }
+  return aliases;
+}
+
+/**
  * Bundles a TypeScript entry of this repository (workspace imports resolved to their
  * sources) into node_modules/.cache and starts it with `args`; stdout is piped.
  */
@@ -143,11 +160,7 @@ export async function startChild(entry: string, args: readonly string[]): Promis
     format: 'esm',
     target: 'node20',
     packages: 'external',
-    alias: {
-      '@dreamgym/core/testing': join(root, 'packages/core/src/testing/index.ts'),
-      '@dreamgym/core/internal': join(root, 'packages/core/src/internal/index.ts'),
-      '@dreamgym/core': join(root, 'packages/core/src/index.ts'),
-    },
+    alias: await coreSourceAliases(root),
     outfile,
     logLevel: 'silent',
   });

@@ -9,7 +9,8 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { IterationMetrics, PolicySample } from '@dreamgym/core';
+import type { IterationMetrics } from '@dreamgym/core';
+import type { PolicySample } from '@dreamgym/core/policy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   corridorDemonstrations,

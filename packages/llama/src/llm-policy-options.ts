@@ -2,14 +2,11 @@
  * The options of an `LlmPolicy` (acting, the trainer, where exported weights go), their
  * validation, its counters, and what it keeps of each decision for the update.
  */
-import {
-  ConfigError,
-  type InvalidActionFallback,
-  type SeededRandom,
-  type TorchTrainerBackendOptions,
-} from '@dreamgym/core';
+import { ConfigError, type SeededRandom } from '@dreamgym/core';
+import { type InvalidActionFallback } from '@dreamgym/core/policy';
 import type { LlmPolicyPromptOptions } from './llm-policy-prompt.js';
 import type { LlmRuntime } from './llm-runtime.js';
+import type { TorchTrainerBackendOptions } from './torch-trainer-backend.js';
 
 /** How the trainer backend trains the LLM. */
 export interface LlmTrainerOptions {

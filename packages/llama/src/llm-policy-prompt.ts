@@ -7,13 +7,9 @@
  * user:   the task, the previous actions, the current observation, the admissible actions;
  * answer: `<action>ACTION</action>` (`tagged`) or the bare action (`plain`).
  */
-import {
-  type ChatMessage,
-  extractTaggedAction,
-  formatAgentAction,
-  type Observation,
-  type Task,
-} from '@dreamgym/core';
+import { type Observation, type Task } from '@dreamgym/core';
+import { type ChatMessage } from '@dreamgym/core/models';
+import { extractTaggedAction, formatAgentAction } from '@dreamgym/core/policy';
 
 /** How the policy writes its action. */
 export type LlmActionFormat = 'tagged' | 'plain';

@@ -5,12 +5,9 @@
  * reaching generation (and the behaviour/trainer mismatch), and a crash of the worker.
  * `actionSelection: 'score'` runs in the corridor loop test.
  */
-import {
-  type PolicySample,
-  resolvePpoLossOptions,
-  SeededRandom,
-  TrainerBackendError,
-} from '@dreamgym/core';
+import { SeededRandom, TrainerBackendError } from '@dreamgym/core';
+import { type PolicySample } from '@dreamgym/core/policy';
+import { resolvePpoLossOptions } from '@dreamgym/core/training';
 import {
   corridorConformanceSamples,
   corridorTask,

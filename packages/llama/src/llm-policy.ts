@@ -9,21 +9,8 @@
  * decision first exports them as GGUF and reloads the runtime (`llm-policy-weight-sync.ts`).
  */
 import { mkdir } from 'node:fs/promises';
-import {
-  ConfigError,
-  type ImitationMetrics,
-  type ImitationOptions,
-  type Observation,
-  type PolicyContext,
-  type PolicyDecision,
-  type PolicySample,
-  type PolicyUpdateBatch,
-  type PolicyUpdateMetrics,
-  type PolicyUpdateOptions,
-  type TorchTrainerBackend,
-  type TrainablePolicy,
-  type TrainerDescription,
-} from '@dreamgym/core';
+import { ConfigError, type Observation, type PolicyContext, type PolicyDecision, type TrainablePolicy } from '@dreamgym/core';
+import { type ImitationMetrics, type ImitationOptions, type PolicySample, type PolicyUpdateBatch, type PolicyUpdateMetrics, type PolicyUpdateOptions } from '@dreamgym/core/policy';
 import { LlmPolicyActor } from './llm-policy-acting.js';
 import {
   type LlmPolicyOptions,
@@ -34,6 +21,7 @@ import { LlmPolicySnapshot } from './llm-policy-snapshot.js';
 import { checkPolicyHeader, writePolicyHeader } from './llm-policy-state.js';
 import { LlmWeightSync } from './llm-policy-weight-sync.js';
 import { LlmTrainerClient } from './llm-trainer-client.js';
+import type { TorchTrainerBackend, TrainerDescription } from './torch-trainer-backend.js';
 
 /** The trainable LLM policy. */
 export class LlmPolicy implements TrainablePolicy {

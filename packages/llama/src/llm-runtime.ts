@@ -6,7 +6,7 @@
  *
  * `LlamaPolicyRuntime` implements it on llama.cpp in process.
  */
-import type { ChatMessage } from '@dreamgym/core';
+import type { ChatMessage } from '@dreamgym/core/models';
 
 /** One generated token. */
 export interface RuntimeToken {

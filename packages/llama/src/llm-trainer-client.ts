@@ -4,20 +4,14 @@
  * parameters, policy samples as the worker's token-id samples (prompts rebuilt and tokenised
  * where a decision kept no record), and each request the policy and its snapshots send.
  */
-import {
-  type ImitationOptions,
-  type PolicySample,
-  type PolicyUpdateBatch,
-  type PolicyUpdateOptions,
-  TorchTrainerBackend,
-  type TrainerDescription,
-} from '@dreamgym/core';
+import type { ImitationOptions, PolicySample, PolicyUpdateBatch, PolicyUpdateOptions } from '@dreamgym/core/policy';
 import type {
   LlmDecisionRecord,
   LlmPolicyOptions,
   LlmTrainerOptions,
 } from './llm-policy-options.js';
 import { buildLlmPolicyMessages, formatLlmPolicyAnswer } from './llm-policy-prompt.js';
+import { TorchTrainerBackend, type TrainerDescription } from './torch-trainer-backend.js';
 
 /** A sample as the worker takes it: token ids, and a sequence or a choice. */
 interface WorkerSample {

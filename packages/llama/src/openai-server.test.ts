@@ -3,16 +3,11 @@
  * and by the SDK's own clients: `OpenAICompatibleChatModel`, `OpenAICompatibleScorer`,
  * `ChatModelPolicy` and `LlmTaskGenerator`. One model and one server are shared by the file.
  */
-import {
-  ChatModelPolicy,
-  compactExperienceFormat,
-  LlmTaskGenerator,
-  OpenAICompatibleChatModel,
-  OpenAICompatibleScorer,
-  ReasoningExperienceModel,
-  SeededRandom,
-  type Task,
-} from '@dreamgym/core';
+import { SeededRandom, type Task } from '@dreamgym/core';
+import { LlmTaskGenerator } from '@dreamgym/core/curriculum';
+import { compactExperienceFormat, ReasoningExperienceModel } from '@dreamgym/core/experience';
+import { OpenAICompatibleChatModel, OpenAICompatibleScorer } from '@dreamgym/core/models';
+import { ChatModelPolicy } from '@dreamgym/core/policy';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';

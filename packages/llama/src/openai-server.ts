@@ -12,7 +12,8 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { type ChatMessage, ConfigError, ModelError, ModelOutputError } from '@dreamgym/core';
+import { ConfigError, ModelError, ModelOutputError } from '@dreamgym/core';
+import { type ChatMessage } from '@dreamgym/core/models';
 import {
   ChatCompletionRequestSchema,
   CompletionRequestSchema,

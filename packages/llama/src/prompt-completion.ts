@@ -3,7 +3,8 @@
  * special tokens parsed as such, optionally echoed with their teacher-forced
  * log-probabilities, and an answer sampled after it (or none, with `maxTokens` 0).
  */
-import { ModelError, type TokenUsage } from '@dreamgym/core';
+import { ModelError } from '@dreamgym/core';
+import { type TokenUsage } from '@dreamgym/core/models';
 import { teacherForce } from './continuation-scoring.js';
 import type { SamplingOptions } from './llama-chat-model-options.js';
 import type { LlamaEngine } from './llama-engine.js';

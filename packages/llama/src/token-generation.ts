@@ -4,7 +4,8 @@
  * the most likely alternatives), stop sequences, and the end of a JSON answer. Chat and raw
  * completion both generate through it.
  */
-import { ConfigError, type TokenLogprob } from '@dreamgym/core';
+import { ConfigError } from '@dreamgym/core';
+import { type TokenLogprob } from '@dreamgym/core/models';
 import type { LlamaGrammar, Token } from 'node-llama-cpp';
 import { llamaModule } from './llama-binding.js';
 import type { SamplingOptions } from './llama-chat-model-options.js';

@@ -1,13 +1,9 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  CheckpointError,
-  ConfigError,
-  OpenAICompatibleChatModel,
-  ReasoningExperienceModel,
-  SeededRandom,
-} from '@dreamgym/core';
+import { CheckpointError, ConfigError, SeededRandom } from '@dreamgym/core';
+import { ReasoningExperienceModel } from '@dreamgym/core/experience';
+import { OpenAICompatibleChatModel } from '@dreamgym/core/models';
 import { CorridorEnvironment } from '@dreamgym/core/testing';
 import { startOpenAICompatibleServer } from '@dreamgym/test-support';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -18,29 +18,9 @@
 import { existsSync } from 'node:fs';
 import { type FileHandle, mkdir, open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  CheckpointError,
-  CheckpointStore,
-  ConfigError,
-  Curriculum,
-  CurriculumConfigSchema,
-  type DomainAdapter,
-  type Environment,
-  type ExperienceModel,
-  MutationTaskGenerator,
-  type RandomState,
-  type ReplayBuffer,
-  readJsonl,
-  SeededRandom,
-  syntheticEnvironmentFromConfig,
-  type Task,
-  type TaskGenerator,
-  TaskPool,
-  type TaskRolloutGroup,
-  type Transition,
-  TransitionSchema,
-  trajectoryToTransitions,
-} from '@dreamgym/core';
+import { CheckpointError, ConfigError, Curriculum, type DomainAdapter, type Environment, type ExperienceModel, MutationTaskGenerator, type RandomState, type ReplayBuffer, readJsonl, SeededRandom, syntheticEnvironmentFromConfig, type Task, type TaskGenerator, type Transition, TransitionSchema, trajectoryToTransitions } from '@dreamgym/core';
+import { CurriculumConfigSchema, TaskPool, type TaskRolloutGroup } from '@dreamgym/core/curriculum';
+import { CheckpointStore } from '@dreamgym/core/training';
 import { writeFileAtomic } from '@dreamgym/core/internal';
 import { z } from 'zod';
 import { type Logger, silentLogger } from './logger.js';

@@ -5,17 +5,8 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  DatasetFormatError,
-  type DatasetLoader,
-  type DatasetLoadOptions,
-  DatasetNotFoundError,
-  type Observation,
-  parseRecord,
-  readJsonlLines,
-  type Task,
-  TaskSchema,
-} from '@dreamgym/core';
+import { DatasetFormatError, type DatasetLoader, type DatasetLoadOptions, DatasetNotFoundError, type Observation, type Task, TaskSchema } from '@dreamgym/core';
+import { parseRecord, readJsonlLines } from '@dreamgym/core/mdp';
 import { z } from 'zod';
 import { mapAlfworldObservation } from '../state-mapper.js';
 import { type AlfworldSplit, parseAlfworldGameDirectory } from '../task-types.js';

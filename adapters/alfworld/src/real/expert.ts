@@ -5,14 +5,8 @@
  */
 import { existsSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
-import {
-  ConfigError,
-  DatasetNotFoundError,
-  EnvironmentError,
-  JsonlWriter,
-  parseOptions,
-  readJsonl,
-} from '@dreamgym/core';
+import { ConfigError, DatasetNotFoundError, EnvironmentError, parseOptions, readJsonl } from '@dreamgym/core';
+import { JsonlWriter } from '@dreamgym/core/mdp';
 import { z } from 'zod';
 import {
   type AlfworldExpertRecord,

@@ -7,18 +7,8 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  ConfigError,
-  DatasetNotFoundError,
-  JsonlWriter,
-  type Observation,
-  parseOptions,
-  SeededRandom,
-  type Step,
-  type Task,
-  type TrajectoryInput,
-  TrajectorySchema,
-} from '@dreamgym/core';
+import { ConfigError, DatasetNotFoundError, type Observation, parseOptions, SeededRandom, type Step, type Task, TrajectorySchema } from '@dreamgym/core';
+import { JsonlWriter, type TrajectoryInput } from '@dreamgym/core/mdp';
 import { z } from 'zod';
 import {
   EXPERT_TRAJECTORIES_FILE,

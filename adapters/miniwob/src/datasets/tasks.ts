@@ -14,15 +14,8 @@
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  type DatasetLoader,
-  type DatasetLoadOptions,
-  DatasetNotFoundError,
-  parseRecord,
-  readJsonlLines,
-  type Task,
-  TaskSchema,
-} from '@dreamgym/core';
+import { type DatasetLoader, type DatasetLoadOptions, DatasetNotFoundError, type Task, TaskSchema } from '@dreamgym/core';
+import { parseRecord, readJsonlLines } from '@dreamgym/core/mdp';
 import { z } from 'zod';
 
 /** The domain name: `Task.domain` of every MiniWoB++ task. */

@@ -15,17 +15,8 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseWebAction } from '@dreamgym/browser';
-import {
-  ActionParseError,
-  DatasetFormatError,
-  type DatasetLoader,
-  type DatasetLoadOptions,
-  DatasetNotFoundError,
-  parseRecord,
-  readJsonlLines,
-  type Trajectory,
-  TrajectorySchema,
-} from '@dreamgym/core';
+import { ActionParseError, DatasetFormatError, type DatasetLoader, type DatasetLoadOptions, DatasetNotFoundError, type Trajectory, TrajectorySchema } from '@dreamgym/core';
+import { parseRecord, readJsonlLines } from '@dreamgym/core/mdp';
 import { WEBARENA_LITE_DOMAIN } from './task-configs.js';
 
 /** The trajectory files of a dataset directory: its `*.jsonl` files, then `trajectories/*.jsonl`. */

@@ -5,7 +5,7 @@
  */
 
 import type { Page } from '@dreamgym/browser';
-import type { ChatModel } from '@dreamgym/core';
+import type { ChatModel } from '@dreamgym/core/models';
 import type { WebarenaConfig } from '../config/config-schema.js';
 import type { WebarenaSites } from '../config/sites.js';
 import { combineChecks, type EvaluationCheck, type TaskEvaluation } from './evaluation-result.js';

@@ -3,7 +3,7 @@
  * the same as a reference (`fuzzy_match`), and whether an agent's report on an unachievable
  * task names the reason it cannot be done (`ua_match`). Verdicts are structured output.
  */
-import type { ChatModel } from '@dreamgym/core';
+import type { ChatModel } from '@dreamgym/core/models';
 import { z } from 'zod';
 
 const FuzzyVerdictSchema = z.object({

@@ -2,7 +2,7 @@
  * `program_html`: content located in the live page after the episode (on the page it ended
  * on, or on a page the check opens) against the required contents.
  */
-import type { ChatModel } from '@dreamgym/core';
+import type { ChatModel } from '@dreamgym/core/models';
 import type { ProgramHtmlCheck } from '../config/config-schema.js';
 import type { EvaluationCheck } from './evaluation-result.js';
 import { parseHelperCall } from './helper-call.js';

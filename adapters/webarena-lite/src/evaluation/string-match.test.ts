@@ -1,4 +1,4 @@
-import { OpenAICompatibleChatModel } from '@dreamgym/core';
+import { OpenAICompatibleChatModel } from '@dreamgym/core/models';
 import { type OpenAICompatibleServer, startOpenAICompatibleServer } from '@dreamgym/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebarenaConfig } from '../config/config-schema.js';

@@ -2,7 +2,7 @@
  * `string_match`: the agent's final answer (`stop [answer]`) against the config's reference
  * answers.
  */
-import type { ChatModel } from '@dreamgym/core';
+import type { ChatModel } from '@dreamgym/core/models';
 import type { ReferenceAnswers } from '../config/config-schema.js';
 import type { EvaluationCheck } from './evaluation-result.js';
 import { judgeFuzzyMatch, judgeUnachievableReason } from './judge.js';

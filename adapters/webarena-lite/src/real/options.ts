@@ -7,7 +7,7 @@ import {
   BrowserEnvironmentOptionsSchema,
   type ObservationRefiner,
 } from '@dreamgym/browser';
-import type { ChatModel } from '@dreamgym/core';
+import type { ChatModel } from '@dreamgym/core/models';
 import { z } from 'zod';
 import { WebarenaSitesSchema } from '../config/sites.js';
 import { WebarenaAccountsSchema } from '../evaluation/helper-functions.js';

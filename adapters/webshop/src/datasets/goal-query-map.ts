@@ -3,7 +3,8 @@
  * `items_ins_v2_1000.json` (attributes and instructions of 1,000 products).
  */
 import { join } from 'node:path';
-import { DatasetFormatError, parseRecord } from '@dreamgym/core';
+import { DatasetFormatError } from '@dreamgym/core';
+import { parseRecord } from '@dreamgym/core/mdp';
 import { z } from 'zod';
 import {
   indexWebshopGoals,

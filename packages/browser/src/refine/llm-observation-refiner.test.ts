@@ -1,4 +1,4 @@
-import { OpenAICompatibleChatModel } from '@dreamgym/core';
+import { OpenAICompatibleChatModel } from '@dreamgym/core/models';
 import { type OpenAICompatibleServer, startOpenAICompatibleServer } from '@dreamgym/test-support';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -4,7 +4,8 @@
  * tree's own lines (the model only picks element ids and writes a short summary), so every
  * kept element keeps its id and actions still resolve.
  */
-import { type ChatModel, ModelError, ModelOutputError } from '@dreamgym/core';
+import { ModelError, ModelOutputError } from '@dreamgym/core';
+import { type ChatModel } from '@dreamgym/core/models';
 import { z } from 'zod';
 import { formatObservationText } from '../axtree/page-observer.js';
 import type { ObservationRefiner } from '../environment/options.js';

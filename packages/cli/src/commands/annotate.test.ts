@@ -1,7 +1,8 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { compactExperienceFormat, ExperienceSftExampleSchema } from '@dreamgym/core';
+import { ExperienceSftExampleSchema } from '@dreamgym/core/annotate';
+import { compactExperienceFormat } from '@dreamgym/core/experience';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../cli.js';
 import { captureIo, dataRoot } from '../cli.test-support.js';

@@ -5,19 +5,9 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import {
-  type AnnotationCounts,
-  annotateReasoning,
-  compactExperienceFormat,
-  exportExperienceSft,
-  HashingEmbedder,
-  ReplayBuffer,
-  readReasoningTraces,
-  type SftExportCounts,
-  standardExperienceFormat,
-  type Trajectory,
-  trajectoryToTransitions,
-} from '@dreamgym/core';
+import { HashingEmbedder, ReplayBuffer, type Trajectory, trajectoryToTransitions } from '@dreamgym/core';
+import { type AnnotationCounts, annotateReasoning, exportExperienceSft, readReasoningTraces, type SftExportCounts } from '@dreamgym/core/annotate';
+import { compactExperienceFormat, standardExperienceFormat } from '@dreamgym/core/experience';
 import {
   type Command,
   type CommandIo,

@@ -8,19 +8,9 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import {
-  HashingEmbedder,
-  type HashingEmbedderOptions,
-  IndexError,
-  type RecallMeasurement,
-  ReplayBuffer,
-  type ReplayBufferStats,
-  type ReplayIndexOptions,
-  readJsonl,
-  type Trajectory,
-  TrajectorySchema,
-  trajectoryToTransitions,
-} from '@dreamgym/core';
+import { HashingEmbedder, IndexError, ReplayBuffer, readJsonl, type Trajectory, TrajectorySchema, trajectoryToTransitions } from '@dreamgym/core';
+import { type HashingEmbedderOptions } from '@dreamgym/core/models';
+import { type RecallMeasurement, type ReplayBufferStats, type ReplayIndexOptions } from '@dreamgym/core/replay';
 import {
   type Command,
   type CommandIo,

@@ -4,7 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { OpenAICompatibleChatModel } from '@dreamgym/core';
+import { OpenAICompatibleChatModel } from '@dreamgym/core/models';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const root = join(import.meta.dirname, '..', '..', '..', '..');

@@ -12,18 +12,9 @@
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import {
-  ConfigError,
-  type DomainAdapter,
-  type Environment,
-  type ExperienceModel,
-  JudgedExperienceModel,
-  OpenAICompatibleChatModel,
-  type OutcomeJudge,
-  ReasoningExperienceModel,
-  type ReplayBuffer,
-  type Task,
-} from '@dreamgym/core';
+import { ConfigError, type DomainAdapter, type Environment, type ExperienceModel, JudgedExperienceModel, type OutcomeJudge, type ReplayBuffer, type Task } from '@dreamgym/core';
+import { ReasoningExperienceModel } from '@dreamgym/core/experience';
+import { OpenAICompatibleChatModel } from '@dreamgym/core/models';
 import {
   type Command,
   type CommandIo,

@@ -100,10 +100,3 @@ export {
   type SyntheticEnvironmentParts,
   syntheticEnvironmentFromConfig,
 } from './synthetic-environment-from-config.js';
-export {
-  defaultTrainerDirectory,
-  defaultTrainerPython,
-  TorchTrainerBackend,
-  type TorchTrainerBackendOptions,
-  type TrainerDescription,
-} from './torch-trainer-backend.js';

@@ -13,7 +13,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { CheckpointError, ConfigError, ModelFileError, TrainerBackendError } from '../errors.js';
+import { CheckpointError, ConfigError, ModelFileError, TrainerBackendError } from '@dreamgym/core';
 
 /** Where and how the worker runs. */
 export interface TorchTrainerBackendOptions {
