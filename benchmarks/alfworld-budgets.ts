@@ -42,7 +42,19 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { embeddedExperienceModel, reportEpisodes, setUpDomain } from '@dreamgym/cli';
-import { createLinearSoftmaxPolicy, type DreamGymConfigInput, DreamGymLoop, type EvaluationMetrics, evaluatePolicy, type IterationMetrics, type LinearSoftmaxPolicy, parseDreamGymConfig, SeededRandom, syntheticEnvironmentFromConfig, type Task } from '@dreamgym/core';
+import {
+  createLinearSoftmaxPolicy,
+  type DreamGymConfigInput,
+  DreamGymLoop,
+  type EvaluationMetrics,
+  evaluatePolicy,
+  type IterationMetrics,
+  type LinearSoftmaxPolicy,
+  parseDreamGymConfig,
+  SeededRandom,
+  syntheticEnvironmentFromConfig,
+  type Task,
+} from '@dreamgym/core';
 import { EnvironmentPool } from '@dreamgym/core/rollout';
 import { log, writeOfflineBuffer } from './alfworld-protocol.js';
 import { marksCrossed, type PointCost, readCost, runMetrics, writeCost } from './budgets-points.js';

@@ -41,7 +41,20 @@ import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadRun, type ReportRun, renderReport, reportEpisodes, setUpDomain } from '@dreamgym/cli';
-import { createLinearSoftmaxPolicy, DreamGymLoop, type EvaluationMetrics, evaluatePolicy, type IterationMetrics, type LinearSoftmaxPolicy, parseDreamGymConfig, type ReplayBuffer, SeededRandom, syntheticEnvironmentFromConfig, type Task, wilsonInterval95 } from '@dreamgym/core';
+import {
+  createLinearSoftmaxPolicy,
+  DreamGymLoop,
+  type EvaluationMetrics,
+  evaluatePolicy,
+  type IterationMetrics,
+  type LinearSoftmaxPolicy,
+  parseDreamGymConfig,
+  type ReplayBuffer,
+  SeededRandom,
+  syntheticEnvironmentFromConfig,
+  type Task,
+  wilsonInterval95,
+} from '@dreamgym/core';
 import { EnvironmentPool } from '@dreamgym/core/rollout';
 import {
   type AlfworldProtocolSettings,

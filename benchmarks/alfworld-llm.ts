@@ -23,7 +23,17 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setUpDomain } from '@dreamgym/cli';
-import { type DreamGymConfigInput, DreamGymLoop, type EvaluationMetrics, evaluatePolicy, HashingEmbedder, ReplayBuffer, SeededRandom, type Task, trajectoryToTransitions } from '@dreamgym/core';
+import {
+  type DreamGymConfigInput,
+  DreamGymLoop,
+  type EvaluationMetrics,
+  evaluatePolicy,
+  HashingEmbedder,
+  ReplayBuffer,
+  SeededRandom,
+  type Task,
+  trajectoryToTransitions,
+} from '@dreamgym/core';
 import { EnvironmentPool } from '@dreamgym/core/rollout';
 import { cloneBehaviour } from '@dreamgym/core/training';
 import { LlamaPolicyRuntime, LlmPolicy } from '../packages/llama/src/index.js';

@@ -6,7 +6,15 @@
 import { cp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DomainSetup } from '@dreamgym/cli';
-import { createLinearSoftmaxPolicy, type DreamGymConfigInput, HashingEmbedder, parseDreamGymConfig, ReplayBuffer, SeededRandom, trajectoryToTransitions } from '@dreamgym/core';
+import {
+  createLinearSoftmaxPolicy,
+  type DreamGymConfigInput,
+  HashingEmbedder,
+  parseDreamGymConfig,
+  ReplayBuffer,
+  SeededRandom,
+  trajectoryToTransitions,
+} from '@dreamgym/core';
 import { cloneBehaviour } from '@dreamgym/core/training';
 
 /** A progress line on stderr, prefixed with the time of day. */

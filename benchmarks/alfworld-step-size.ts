@@ -27,7 +27,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { reportEpisodes, setUpDomain } from '@dreamgym/cli';
-import { createLinearSoftmaxPolicy, DreamGymLoop, evaluatePolicy, parseDreamGymConfig, SeededRandom } from '@dreamgym/core';
+import {
+  createLinearSoftmaxPolicy,
+  DreamGymLoop,
+  evaluatePolicy,
+  parseDreamGymConfig,
+  SeededRandom,
+} from '@dreamgym/core';
 import { EnvironmentPool } from '@dreamgym/core/rollout';
 import {
   type AlfworldProtocolSettings,

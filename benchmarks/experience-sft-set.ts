@@ -11,7 +11,12 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createAlfworldAdapter } from '@dreamgym/alfworld';
-import { HashingEmbedder, ReplayBuffer, type Trajectory, trajectoryToTransitions } from '@dreamgym/core';
+import {
+  HashingEmbedder,
+  ReplayBuffer,
+  type Trajectory,
+  trajectoryToTransitions,
+} from '@dreamgym/core';
 import { exportExperienceSft, type ReasoningTrace } from '@dreamgym/core/annotate';
 import { compactExperienceFormat } from '@dreamgym/core/experience';
 

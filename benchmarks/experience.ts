@@ -8,11 +8,25 @@ import {
   loadAlfworldExpertTrajectories,
   parseAlfworldAction,
 } from '@dreamgym/alfworld';
-import { HashingEmbedder, ReplayBuffer, RetrievalExperienceModel, SeededRandom, SyntheticEnvironment, type Trajectory, type Transition, trajectoryToTransitions } from '@dreamgym/core';
+import {
+  HashingEmbedder,
+  ReplayBuffer,
+  RetrievalExperienceModel,
+  SeededRandom,
+  SyntheticEnvironment,
+  type Trajectory,
+  type Transition,
+  trajectoryToTransitions,
+} from '@dreamgym/core';
 import { evaluateExperienceModel } from '@dreamgym/core/eval';
 import { emptyRetrievalModelTimings, ReasoningExperienceModel } from '@dreamgym/core/experience';
 import { type ChatModel, OpenAICompatibleChatModel } from '@dreamgym/core/models';
-import { type ReplayIndexOptions, type RetrievalFilter, type RetrievalQuery, type TransitionRetriever } from '@dreamgym/core/replay';
+import type {
+  ReplayIndexOptions,
+  RetrievalFilter,
+  RetrievalQuery,
+  TransitionRetriever,
+} from '@dreamgym/core/replay';
 import { startOpenAICompatibleServer } from '@dreamgym/test-support';
 import { ISSUE_19_BASELINE, loadBaselineCore } from './baseline-core.js';
 

@@ -21,10 +21,18 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DreamGymLoop, HashingEmbedder, ReplayBuffer, RetrievalExperienceModel, SeededRandom, type Task, trajectoryToTransitions } from '@dreamgym/core';
-import { type PolicySample } from '@dreamgym/core/policy';
-import { resolvePpoLossOptions } from '@dreamgym/core/training';
+import {
+  DreamGymLoop,
+  HashingEmbedder,
+  ReplayBuffer,
+  RetrievalExperienceModel,
+  SeededRandom,
+  type Task,
+  trajectoryToTransitions,
+} from '@dreamgym/core';
+import type { PolicySample } from '@dreamgym/core/policy';
 import { corridorTask, createCorridorAdapter, playCorridor } from '@dreamgym/core/testing';
+import { resolvePpoLossOptions } from '@dreamgym/core/training';
 import {
   buildLlmPolicyMessages,
   LlamaPolicyRuntime,

@@ -37,10 +37,25 @@ import {
   loadAlfworldExpertTrajectories,
   parseAlfworldAction,
 } from '@dreamgym/alfworld';
-import { type ExperienceModel, HashingEmbedder, ReplayBuffer, RetrievalExperienceModel, type Trajectory, trajectoryToTransitions } from '@dreamgym/core';
-import { annotateReasoning, exportExperienceSft, readReasoningTraces } from '@dreamgym/core/annotate';
+import {
+  type ExperienceModel,
+  HashingEmbedder,
+  ReplayBuffer,
+  RetrievalExperienceModel,
+  type Trajectory,
+  trajectoryToTransitions,
+} from '@dreamgym/core';
+import {
+  annotateReasoning,
+  exportExperienceSft,
+  readReasoningTraces,
+} from '@dreamgym/core/annotate';
 import { evaluateExperienceModel, type FidelityFigures } from '@dreamgym/core/eval';
-import { compactExperienceFormat, GroundedHybridExperienceModel, ReasoningExperienceModel } from '@dreamgym/core/experience';
+import {
+  compactExperienceFormat,
+  GroundedHybridExperienceModel,
+  ReasoningExperienceModel,
+} from '@dreamgym/core/experience';
 import type { Token } from 'node-llama-cpp';
 
 type LlamaModule = typeof import('../packages/llama/src/index.js');

@@ -32,7 +32,25 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Browser, launchChromium, startMiniwobServer } from '@dreamgym/browser';
 import { loadRun, type ReportRun, renderReport } from '@dreamgym/cli';
-import { createLinearSoftmaxPolicy, type DreamGymConfigInput, DreamGymLoop, type EvaluationMetrics, evaluatePolicy, HashingEmbedder, type IterationMetrics, type LinearSoftmaxPolicy, parseDreamGymConfig, ReplayBuffer, RetrievalExperienceModel, SeededRandom, syntheticEnvironmentFromConfig, type Task, type Trajectory, trajectoryToTransitions, wilsonInterval95 } from '@dreamgym/core';
+import {
+  createLinearSoftmaxPolicy,
+  type DreamGymConfigInput,
+  DreamGymLoop,
+  type EvaluationMetrics,
+  evaluatePolicy,
+  HashingEmbedder,
+  type IterationMetrics,
+  type LinearSoftmaxPolicy,
+  parseDreamGymConfig,
+  ReplayBuffer,
+  RetrievalExperienceModel,
+  SeededRandom,
+  syntheticEnvironmentFromConfig,
+  type Task,
+  type Trajectory,
+  trajectoryToTransitions,
+  wilsonInterval95,
+} from '@dreamgym/core';
 import { EnvironmentPool, type Rollout } from '@dreamgym/core/rollout';
 import { cloneBehaviour } from '@dreamgym/core/training';
 import {

@@ -27,7 +27,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { HashingEmbedder, ReplayBuffer, type Transition } from '@dreamgym/core';
-import { type ReplayBufferStats, type ReplayIndexOptions } from '@dreamgym/core/replay';
+import type { ReplayBufferStats, ReplayIndexOptions } from '@dreamgym/core/replay';
 import { loadTemplates, makeTransitions, type Template } from './alfworld-like.js';
 import { ISSUE_19_BASELINE, loadBaselineCore } from './baseline-core.js';
 

@@ -10,8 +10,8 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { LinearSoftmaxPolicy, SeededRandom, type Task } from '@dreamgym/core';
 import { RolloutCollector } from '@dreamgym/core/rollout';
-import { GrpoTrainer, type PolicyGradientTrainer, PpoTrainer } from '@dreamgym/core/training';
 import { CorridorEnvironment, corridorTask } from '@dreamgym/core/testing';
+import { GrpoTrainer, type PolicyGradientTrainer, PpoTrainer } from '@dreamgym/core/training';
 
 const MAX_STEPS = 40;
 const environmentFactory = () => new CorridorEnvironment({ maxSteps: MAX_STEPS });

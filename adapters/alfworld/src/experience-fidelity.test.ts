@@ -4,7 +4,12 @@
  * 20% (split by task directory, so no held-out game shares its scene, objects and goal
  * with a stored one), and the synthetic environment's conformance on ALFWorld.
  */
-import { type ReplayBuffer, RetrievalExperienceModel, SyntheticEnvironment, type Trajectory } from '@dreamgym/core';
+import {
+  type ReplayBuffer,
+  RetrievalExperienceModel,
+  SyntheticEnvironment,
+  type Trajectory,
+} from '@dreamgym/core';
 import { evaluateExperienceModel, type FidelityFigures } from '@dreamgym/core/eval';
 import { describeEnvironmentConformance } from '@dreamgym/core/testing/vitest';
 import { afterAll, describe, expect, it } from 'vitest';

@@ -3,7 +3,12 @@
  * 80%, for the tests that measure an experience model on games it never stored.
  */
 import { createHash } from 'node:crypto';
-import { HashingEmbedder, ReplayBuffer, type Trajectory, trajectoryToTransitions } from '@dreamgym/core';
+import {
+  HashingEmbedder,
+  ReplayBuffer,
+  type Trajectory,
+  trajectoryToTransitions,
+} from '@dreamgym/core';
 import { loadAlfworldExpertTrajectories } from './datasets/expert-trajectories.js';
 import { alfworldDataDirectory } from './test-data-directory.js';
 

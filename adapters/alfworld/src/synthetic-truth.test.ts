@@ -6,7 +6,14 @@
  * asks for, a lamp used with nothing in hand) and keep paying the held-out games' real final
  * steps. The exploits are the ones recorded from a policy trained by the main job.
  */
-import { JudgedExperienceModel, OutcomeJudge, type ReplayBuffer, RetrievalExperienceModel, SyntheticEnvironment, type Trajectory } from '@dreamgym/core';
+import {
+  JudgedExperienceModel,
+  OutcomeJudge,
+  type ReplayBuffer,
+  RetrievalExperienceModel,
+  SyntheticEnvironment,
+  type Trajectory,
+} from '@dreamgym/core';
 import { WorldMemory } from '@dreamgym/core/experience';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAlfworldAction } from './action-grammar.js';

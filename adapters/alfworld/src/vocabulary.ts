@@ -4,7 +4,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError, DatasetFormatError, DatasetNotFoundError, type Trajectory } from '@dreamgym/core';
+import {
+  ConfigError,
+  DatasetFormatError,
+  DatasetNotFoundError,
+  type Trajectory,
+} from '@dreamgym/core';
 import { parseRecord } from '@dreamgym/core/mdp';
 import { z } from 'zod';
 import {

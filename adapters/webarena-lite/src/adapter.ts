@@ -7,7 +7,7 @@ import {
   webCandidateActions,
 } from '@dreamgym/browser';
 import { ConfigError, type DomainAdapter, parseOptions } from '@dreamgym/core';
-import { type ChatModel } from '@dreamgym/core/models';
+import type { ChatModel } from '@dreamgym/core/models';
 import { z } from 'zod';
 import { WebarenaSitesSchema } from './config/sites.js';
 import { downloadWebarenaLiteData } from './datasets/download.js';

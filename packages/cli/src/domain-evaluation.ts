@@ -2,7 +2,16 @@
  * Evaluating a policy on a set-up domain: its real environment, or the synthetic one of its
  * embedded experience model.
  */
-import { type DreamGymConfig, type EvaluationMetrics, type ExperienceModel, evaluatePolicy, type Policy, type SeededRandom, syntheticEnvironmentFromConfig, type Task } from '@dreamgym/core';
+import {
+  type DreamGymConfig,
+  type EvaluationMetrics,
+  type ExperienceModel,
+  evaluatePolicy,
+  type Policy,
+  type SeededRandom,
+  syntheticEnvironmentFromConfig,
+  type Task,
+} from '@dreamgym/core';
 import type { DomainSetup } from './domain-setup.js';
 import { type ProgressOutput, reportEpisodes } from './progress.js';
 

@@ -5,7 +5,25 @@
  */
 
 import { existsSync } from 'node:fs';
-import { ConfigError, DatasetNotFoundError, type DomainAdapter, type EmbeddingModel, type Environment, type ExperienceModel, HashingEmbedder, JudgedExperienceModel, OutcomeJudge, parseOptions, ReplayBuffer, RetrievalExperienceModel, readJsonl, type Task, type Trajectory, TrajectorySchema, trajectoryToTransitions } from '@dreamgym/core';
+import {
+  ConfigError,
+  DatasetNotFoundError,
+  type DomainAdapter,
+  type EmbeddingModel,
+  type Environment,
+  type ExperienceModel,
+  HashingEmbedder,
+  JudgedExperienceModel,
+  OutcomeJudge,
+  parseOptions,
+  ReplayBuffer,
+  RetrievalExperienceModel,
+  readJsonl,
+  type Task,
+  type Trajectory,
+  TrajectorySchema,
+  trajectoryToTransitions,
+} from '@dreamgym/core';
 import { WorldMemory } from '@dreamgym/core/experience';
 import { z } from 'zod';
 import { loadDomainAdapter } from './domains.js';

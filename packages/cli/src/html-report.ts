@@ -6,7 +6,12 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { DatasetNotFoundError, type EvaluationMetrics, type IterationMetrics, readJsonl } from '@dreamgym/core';
+import {
+  DatasetNotFoundError,
+  type EvaluationMetrics,
+  type IterationMetrics,
+  readJsonl,
+} from '@dreamgym/core';
 import { IterationMetricsSchema } from '@dreamgym/core/training';
 import { type ChartSeries, escapeHtml, lineChart } from './svg-chart.js';
 

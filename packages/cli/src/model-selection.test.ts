@@ -5,7 +5,12 @@
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { ConfigError, MutationTaskGenerator, SyntheticEnvironment, type Task } from '@dreamgym/core';
+import {
+  ConfigError,
+  MutationTaskGenerator,
+  SyntheticEnvironment,
+  type Task,
+} from '@dreamgym/core';
 import { LlmTaskGenerator } from '@dreamgym/core/curriculum';
 import { GroundedHybridExperienceModel, ReasoningExperienceModel } from '@dreamgym/core/experience';
 import { OpenAICompatibleChatModel } from '@dreamgym/core/models';

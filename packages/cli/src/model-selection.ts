@@ -12,10 +12,32 @@
  * {@link parseModelSelection}, and call {@link selectModels}.
  */
 import { resolve } from 'node:path';
-import { ConfigError, type DomainAdapter, type EmbeddingModel, type ExperienceModel, HashingEmbedder, JudgedExperienceModel, MutationTaskGenerator, type OutcomeJudge, type Policy, type TaskGenerator } from '@dreamgym/core';
+import {
+  ConfigError,
+  type DomainAdapter,
+  type EmbeddingModel,
+  type ExperienceModel,
+  HashingEmbedder,
+  JudgedExperienceModel,
+  MutationTaskGenerator,
+  type OutcomeJudge,
+  type Policy,
+  type TaskGenerator,
+} from '@dreamgym/core';
 import { LlmTaskGenerator } from '@dreamgym/core/curriculum';
-import { compactExperienceFormat, GroundedHybridExperienceModel, ReasoningExperienceModel, standardExperienceFormat } from '@dreamgym/core/experience';
-import { type ChatModel, type ContinuationScorer, OpenAICompatibleChatModel, OpenAICompatibleEmbeddingModel, OpenAICompatibleScorer } from '@dreamgym/core/models';
+import {
+  compactExperienceFormat,
+  GroundedHybridExperienceModel,
+  ReasoningExperienceModel,
+  standardExperienceFormat,
+} from '@dreamgym/core/experience';
+import {
+  type ChatModel,
+  type ContinuationScorer,
+  OpenAICompatibleChatModel,
+  OpenAICompatibleEmbeddingModel,
+  OpenAICompatibleScorer,
+} from '@dreamgym/core/models';
 import { ChatModelPolicy } from '@dreamgym/core/policy';
 import { decimal, type FlagSpecs, type FlagValues, fail, integer } from './command-arguments.js';
 

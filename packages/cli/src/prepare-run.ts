@@ -10,7 +10,12 @@
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { type DreamGymComponents, type DreamGymConfig, DreamGymLoop, parseDreamGymConfig } from '@dreamgym/core';
+import {
+  type DreamGymComponents,
+  type DreamGymConfig,
+  DreamGymLoop,
+  parseDreamGymConfig,
+} from '@dreamgym/core';
 import { type CommandIo, type FlagValues, fail, readJsonFile } from './command-arguments.js';
 import { type DomainSetup, type DomainSetupOptions, setUpDomain } from './domain-setup.js';
 import type { ModelSelection, SelectedModels } from './model-selection.js';

@@ -6,7 +6,12 @@
  * checkpoint.
  */
 import { resolve } from 'node:path';
-import { type DreamGymConfig, loadRunPolicy, parseDreamGymConfig, type TrainablePolicy } from '@dreamgym/core';
+import {
+  type DreamGymConfig,
+  loadRunPolicy,
+  parseDreamGymConfig,
+  type TrainablePolicy,
+} from '@dreamgym/core';
 import { type CommandIo, type FlagValues, fail } from './command-arguments.js';
 import type { DomainSetup, DomainSetupOptions } from './domain-setup.js';
 import type { SelectedModels } from './model-selection.js';

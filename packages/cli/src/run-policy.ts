@@ -8,7 +8,14 @@
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ConfigError, createLinearSoftmaxPolicy, type DomainAdapter, type DreamGymConfig, parseOptions, type TrainablePolicy } from '@dreamgym/core';
+import {
+  ConfigError,
+  createLinearSoftmaxPolicy,
+  type DomainAdapter,
+  type DreamGymConfig,
+  parseOptions,
+  type TrainablePolicy,
+} from '@dreamgym/core';
 import { z } from 'zod';
 
 /** The package that provides `createLlmPolicy` unless `--policy-package` names another. */

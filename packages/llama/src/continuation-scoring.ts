@@ -6,7 +6,12 @@
  * {@link teacherForce}.
  */
 import { ConfigError, ModelError } from '@dreamgym/core';
-import { type ContinuationScore, type ScoreRequest, type ScoreResponse, type TokenLogprob } from '@dreamgym/core/models';
+import type {
+  ContinuationScore,
+  ScoreRequest,
+  ScoreResponse,
+  TokenLogprob,
+} from '@dreamgym/core/models';
 import type { LlamaContextSequence, Token } from 'node-llama-cpp';
 import type { LlamaEngine } from './llama-engine.js';
 import { alignSequence } from './sequence-pool.js';

@@ -8,8 +8,19 @@
  * `llama-engine.ts`.
  */
 import { ModelOutputError } from '@dreamgym/core';
-import { type ChatMessage, type ChatModel, type ChatRequest, type ChatResponse, type ContinuationScorer, type ScoreRequest, type ScoreResponse, type StructuredChatRequest, type StructuredChatResponse, toResponseJsonSchema } from '@dreamgym/core/models';
 import { extractJson } from '@dreamgym/core/internal';
+import {
+  type ChatMessage,
+  type ChatModel,
+  type ChatRequest,
+  type ChatResponse,
+  type ContinuationScorer,
+  type ScoreRequest,
+  type ScoreResponse,
+  type StructuredChatRequest,
+  type StructuredChatResponse,
+  toResponseJsonSchema,
+} from '@dreamgym/core/models';
 import type { LlamaGrammar, Token } from 'node-llama-cpp';
 import { z } from 'zod';
 import { scoreContinuations } from './continuation-scoring.js';

@@ -4,7 +4,7 @@
  * template, the JSON grammars, the counters, and the lifetime (cancellation and disposal).
  */
 import { ConfigError, ModelError, ModelOutputError } from '@dreamgym/core';
-import { type ChatModelStats } from '@dreamgym/core/models';
+import type { ChatModelStats } from '@dreamgym/core/models';
 import type { Llama, LlamaContext, LlamaContextSequence, LlamaModel } from 'node-llama-cpp';
 import { ChatTemplate } from './chat-templates.js';
 import { JsonGrammars } from './json-grammars.js';

@@ -9,8 +9,13 @@
  * - `score`: the admissible actions are scored by their likelihood as answers and one is
  *   sampled from the softmax over them; log pi is that softmax's log-probability. Never invalid.
  */
-import { ConfigError, type Observation, type PolicyContext, type PolicyDecision } from '@dreamgym/core';
-import { type ChatMessage } from '@dreamgym/core/models';
+import {
+  ConfigError,
+  type Observation,
+  type PolicyContext,
+  type PolicyDecision,
+} from '@dreamgym/core';
+import type { ChatMessage } from '@dreamgym/core/models';
 import { candidateActionsOf } from '@dreamgym/core/policy';
 import type { LlmDecisionRecord, LlmPolicyOptions, LlmPolicyStats } from './llm-policy-options.js';
 import {

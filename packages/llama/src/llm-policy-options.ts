@@ -3,7 +3,7 @@
  * validation, its counters, and what it keeps of each decision for the update.
  */
 import { ConfigError, type SeededRandom } from '@dreamgym/core';
-import { type InvalidActionFallback } from '@dreamgym/core/policy';
+import type { InvalidActionFallback } from '@dreamgym/core/policy';
 import type { LlmPolicyPromptOptions } from './llm-policy-prompt.js';
 import type { LlmRuntime } from './llm-runtime.js';
 import type { TorchTrainerBackendOptions } from './torch-trainer-backend.js';

@@ -7,8 +7,8 @@
  * user:   the task, the previous actions, the current observation, the admissible actions;
  * answer: `<action>ACTION</action>` (`tagged`) or the bare action (`plain`).
  */
-import { type Observation, type Task } from '@dreamgym/core';
-import { type ChatMessage } from '@dreamgym/core/models';
+import type { Observation, Task } from '@dreamgym/core';
+import type { ChatMessage } from '@dreamgym/core/models';
 import { extractTaggedAction, formatAgentAction } from '@dreamgym/core/policy';
 
 /** How the policy writes its action. */

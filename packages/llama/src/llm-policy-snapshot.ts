@@ -5,7 +5,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError, type PolicyDecision, type TrainablePolicy } from '@dreamgym/core';
-import { type ImitationMetrics, type PolicySample, type PolicyUpdateMetrics } from '@dreamgym/core/policy';
+import type { ImitationMetrics, PolicySample, PolicyUpdateMetrics } from '@dreamgym/core/policy';
 import { checkPolicyHeader, writePolicyHeader } from './llm-policy-state.js';
 import type { LlmTrainerClient } from './llm-trainer-client.js';
 

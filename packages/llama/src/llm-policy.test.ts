@@ -6,14 +6,14 @@
  * `actionSelection: 'score'` runs in the corridor loop test.
  */
 import { SeededRandom, TrainerBackendError } from '@dreamgym/core';
-import { type PolicySample } from '@dreamgym/core/policy';
-import { resolvePpoLossOptions } from '@dreamgym/core/training';
+import type { PolicySample } from '@dreamgym/core/policy';
 import {
   corridorConformanceSamples,
   corridorTask,
   createCorridorAdapter,
 } from '@dreamgym/core/testing';
 import { describeTrainablePolicyConformance } from '@dreamgym/core/testing/vitest';
+import { resolvePpoLossOptions } from '@dreamgym/core/training';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { LlmPolicy } from './llm-policy.js';
 import { CappedRuntime, corridorLlmPolicy, testRuntime } from './llm-policy.test-support.js';

@@ -9,8 +9,21 @@
  * decision first exports them as GGUF and reloads the runtime (`llm-policy-weight-sync.ts`).
  */
 import { mkdir } from 'node:fs/promises';
-import { ConfigError, type Observation, type PolicyContext, type PolicyDecision, type TrainablePolicy } from '@dreamgym/core';
-import { type ImitationMetrics, type ImitationOptions, type PolicySample, type PolicyUpdateBatch, type PolicyUpdateMetrics, type PolicyUpdateOptions } from '@dreamgym/core/policy';
+import {
+  ConfigError,
+  type Observation,
+  type PolicyContext,
+  type PolicyDecision,
+  type TrainablePolicy,
+} from '@dreamgym/core';
+import type {
+  ImitationMetrics,
+  ImitationOptions,
+  PolicySample,
+  PolicyUpdateBatch,
+  PolicyUpdateMetrics,
+  PolicyUpdateOptions,
+} from '@dreamgym/core/policy';
 import { LlmPolicyActor } from './llm-policy-acting.js';
 import {
   type LlmPolicyOptions,

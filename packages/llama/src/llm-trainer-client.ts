@@ -4,7 +4,12 @@
  * parameters, policy samples as the worker's token-id samples (prompts rebuilt and tokenised
  * where a decision kept no record), and each request the policy and its snapshots send.
  */
-import type { ImitationOptions, PolicySample, PolicyUpdateBatch, PolicyUpdateOptions } from '@dreamgym/core/policy';
+import type {
+  ImitationOptions,
+  PolicySample,
+  PolicyUpdateBatch,
+  PolicyUpdateOptions,
+} from '@dreamgym/core/policy';
 import type {
   LlmDecisionRecord,
   LlmPolicyOptions,

@@ -13,7 +13,6 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { ConfigError, ModelError, ModelOutputError } from '@dreamgym/core';
-import { type ChatMessage } from '@dreamgym/core/models';
 import {
   ChatCompletionRequestSchema,
   CompletionRequestSchema,
@@ -31,6 +30,7 @@ import {
   stopSequences,
   type WireToken,
 } from '@dreamgym/core/internal';
+import type { ChatMessage } from '@dreamgym/core/models';
 import type { GeneratedToken, LlamaChatModel } from './llama-chat-model.js';
 
 /** Options of {@link startLlamaServer}. */

@@ -4,7 +4,7 @@
  * log-probabilities, and an answer sampled after it (or none, with `maxTokens` 0).
  */
 import { ModelError } from '@dreamgym/core';
-import { type TokenUsage } from '@dreamgym/core/models';
+import type { TokenUsage } from '@dreamgym/core/models';
 import { teacherForce } from './continuation-scoring.js';
 import type { SamplingOptions } from './llama-chat-model-options.js';
 import type { LlamaEngine } from './llama-engine.js';

@@ -5,7 +5,7 @@
  * completion both generate through it.
  */
 import { ConfigError } from '@dreamgym/core';
-import { type TokenLogprob } from '@dreamgym/core/models';
+import type { TokenLogprob } from '@dreamgym/core/models';
 import type { LlamaGrammar, Token } from 'node-llama-cpp';
 import { llamaModule } from './llama-binding.js';
 import type { SamplingOptions } from './llama-chat-model-options.js';

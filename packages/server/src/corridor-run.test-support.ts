@@ -4,7 +4,14 @@
  * seeded mix of the optimal policy and random play; a replay buffer holds them; a small
  * WebSocket client speaks the protocol the way openenv-core's `EnvClient` does.
  */
-import { HashingEmbedder, ReplayBuffer, RetrievalExperienceModel, SeededRandom, type Task, trajectoryToTransitions } from '@dreamgym/core';
+import {
+  HashingEmbedder,
+  ReplayBuffer,
+  RetrievalExperienceModel,
+  SeededRandom,
+  type Task,
+  trajectoryToTransitions,
+} from '@dreamgym/core';
 import {
   corridorTasks,
   createCorridorAdapter,

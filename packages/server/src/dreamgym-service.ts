@@ -18,10 +18,28 @@
 import { existsSync } from 'node:fs';
 import { type FileHandle, mkdir, open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CheckpointError, ConfigError, Curriculum, type DomainAdapter, type Environment, type ExperienceModel, MutationTaskGenerator, type RandomState, type ReplayBuffer, readJsonl, SeededRandom, syntheticEnvironmentFromConfig, type Task, type TaskGenerator, type Transition, TransitionSchema, trajectoryToTransitions } from '@dreamgym/core';
+import {
+  CheckpointError,
+  ConfigError,
+  Curriculum,
+  type DomainAdapter,
+  type Environment,
+  type ExperienceModel,
+  MutationTaskGenerator,
+  type RandomState,
+  type ReplayBuffer,
+  readJsonl,
+  SeededRandom,
+  syntheticEnvironmentFromConfig,
+  type Task,
+  type TaskGenerator,
+  type Transition,
+  TransitionSchema,
+  trajectoryToTransitions,
+} from '@dreamgym/core';
 import { CurriculumConfigSchema, TaskPool, type TaskRolloutGroup } from '@dreamgym/core/curriculum';
-import { CheckpointStore } from '@dreamgym/core/training';
 import { writeFileAtomic } from '@dreamgym/core/internal';
+import { CheckpointStore } from '@dreamgym/core/training';
 import { z } from 'zod';
 import { type Logger, silentLogger } from './logger.js';
 import { SerialQueue } from './serial-queue.js';

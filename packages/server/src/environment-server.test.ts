@@ -1,5 +1,11 @@
 import { connect } from 'node:net';
-import { type Environment, EnvironmentStateError, type Observation, type StepResult, type Task } from '@dreamgym/core';
+import {
+  type Environment,
+  EnvironmentStateError,
+  type Observation,
+  type StepResult,
+  type Task,
+} from '@dreamgym/core';
 import { CorridorEnvironment, corridorTask, corridorTasks } from '@dreamgym/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { playEpisode, TestClient } from './corridor-run.test-support.js';

@@ -5,7 +5,14 @@
  * abandoned). One runner serves one WebSocket session, or one HTTP episode.
  */
 import { randomUUID } from 'node:crypto';
-import { type Environment, EnvironmentStateError, type Observation, type Step, type StepResult, type Task } from '@dreamgym/core';
+import {
+  type Environment,
+  EnvironmentStateError,
+  type Observation,
+  type Step,
+  type StepResult,
+  type Task,
+} from '@dreamgym/core';
 import type {
   Action,
   ObservationMetadata,

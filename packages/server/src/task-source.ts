@@ -2,7 +2,14 @@
  * Where served episodes get their tasks, and where finished episodes go: the seam between
  * the protocol server (any `Environment`) and DreamGym's curriculum and replay buffer.
  */
-import { ConfigError, type Observation, SeededRandom, type Step, type Task, TaskSchema } from '@dreamgym/core';
+import {
+  ConfigError,
+  type Observation,
+  SeededRandom,
+  type Step,
+  type Task,
+  TaskSchema,
+} from '@dreamgym/core';
 
 /** One served episode, as handed to {@link TaskSource} when it ends. */
 export interface EpisodeRecord {

@@ -3,7 +3,15 @@
  * (from `json_2.1.1/train/**\/gt_traj.json`), one conversation per line.
  */
 import { join } from 'node:path';
-import { ActionParseError, DatasetFormatError, type DatasetLoader, type DatasetLoadOptions, type Step, type Trajectory, TrajectorySchema } from '@dreamgym/core';
+import {
+  ActionParseError,
+  DatasetFormatError,
+  type DatasetLoader,
+  type DatasetLoadOptions,
+  type Step,
+  type Trajectory,
+  TrajectorySchema,
+} from '@dreamgym/core';
 import { parseRecord, readJsonlLines } from '@dreamgym/core/mdp';
 import { z } from 'zod';
 import { parseAlfworldAction } from '../action-grammar.js';

@@ -5,7 +5,15 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DatasetFormatError, type DatasetLoader, type DatasetLoadOptions, DatasetNotFoundError, type Observation, type Task, TaskSchema } from '@dreamgym/core';
+import {
+  DatasetFormatError,
+  type DatasetLoader,
+  type DatasetLoadOptions,
+  DatasetNotFoundError,
+  type Observation,
+  type Task,
+  TaskSchema,
+} from '@dreamgym/core';
 import { parseRecord, readJsonlLines } from '@dreamgym/core/mdp';
 import { z } from 'zod';
 import { mapAlfworldObservation } from '../state-mapper.js';

@@ -6,7 +6,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { ConfigError, DatasetNotFoundError, EnvironmentError, EnvironmentStateError, type Task, TaskSchema } from '@dreamgym/core';
+import {
+  ConfigError,
+  DatasetNotFoundError,
+  EnvironmentError,
+  EnvironmentStateError,
+  type Task,
+  TaskSchema,
+} from '@dreamgym/core';
 import { describeEnvironmentConformance } from '@dreamgym/core/testing/vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mapAlfworldObservation } from '../state-mapper.js';

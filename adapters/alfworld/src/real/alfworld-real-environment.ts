@@ -4,7 +4,17 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { ConfigError, DatasetNotFoundError, type Environment, EnvironmentError, EnvironmentStateError, type Observation, parseOptions, type StepResult, type Task } from '@dreamgym/core';
+import {
+  ConfigError,
+  DatasetNotFoundError,
+  type Environment,
+  EnvironmentError,
+  EnvironmentStateError,
+  type Observation,
+  parseOptions,
+  type StepResult,
+  type Task,
+} from '@dreamgym/core';
 import { mapAlfworldObservation } from '../state-mapper.js';
 import {
   type AlfworldRealOptions,

@@ -5,7 +5,13 @@
  */
 import { existsSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
-import { ConfigError, DatasetNotFoundError, EnvironmentError, parseOptions, readJsonl } from '@dreamgym/core';
+import {
+  ConfigError,
+  DatasetNotFoundError,
+  EnvironmentError,
+  parseOptions,
+  readJsonl,
+} from '@dreamgym/core';
 import { JsonlWriter } from '@dreamgym/core/mdp';
 import { z } from 'zod';
 import {

@@ -7,7 +7,16 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError, DatasetNotFoundError, type Observation, parseOptions, SeededRandom, type Step, type Task, TrajectorySchema } from '@dreamgym/core';
+import {
+  ConfigError,
+  DatasetNotFoundError,
+  type Observation,
+  parseOptions,
+  SeededRandom,
+  type Step,
+  type Task,
+  TrajectorySchema,
+} from '@dreamgym/core';
 import { JsonlWriter, type TrajectoryInput } from '@dreamgym/core/mdp';
 import { z } from 'zod';
 import {

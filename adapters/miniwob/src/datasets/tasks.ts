@@ -14,7 +14,13 @@
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type DatasetLoader, type DatasetLoadOptions, DatasetNotFoundError, type Task, TaskSchema } from '@dreamgym/core';
+import {
+  type DatasetLoader,
+  type DatasetLoadOptions,
+  DatasetNotFoundError,
+  type Task,
+  TaskSchema,
+} from '@dreamgym/core';
 import { parseRecord, readJsonlLines } from '@dreamgym/core/mdp';
 import { z } from 'zod';
 

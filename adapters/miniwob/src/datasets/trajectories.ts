@@ -5,7 +5,15 @@
  */
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ActionParseError, DatasetFormatError, type DatasetLoader, type DatasetLoadOptions, DatasetNotFoundError, type Trajectory, TrajectorySchema } from '@dreamgym/core';
+import {
+  ActionParseError,
+  DatasetFormatError,
+  type DatasetLoader,
+  type DatasetLoadOptions,
+  DatasetNotFoundError,
+  type Trajectory,
+  TrajectorySchema,
+} from '@dreamgym/core';
 import { parseRecord, readJsonlLines } from '@dreamgym/core/mdp';
 import { parseMiniwobAction } from '../action-grammar.js';
 import { assertMiniwobDirectory, MINIWOB_DOMAIN } from './tasks.js';

@@ -13,7 +13,14 @@ import {
   miniwobTaskHooks,
   startMiniwobServer,
 } from '@dreamgym/browser';
-import { ActionParseError, ConfigError, type Environment, type Observation, type StepResult, type Task } from '@dreamgym/core';
+import {
+  ActionParseError,
+  ConfigError,
+  type Environment,
+  type Observation,
+  type StepResult,
+  type Task,
+} from '@dreamgym/core';
 import { z } from 'zod';
 import { parseMiniwobAction } from '../action-grammar.js';
 import { mapMiniwobObservation } from '../state-mapper.js';

@@ -5,7 +5,13 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { DatasetFormatError, type DatasetLoader, type DatasetLoadOptions, DatasetNotFoundError, type Task } from '@dreamgym/core';
+import {
+  DatasetFormatError,
+  type DatasetLoader,
+  type DatasetLoadOptions,
+  DatasetNotFoundError,
+  type Task,
+} from '@dreamgym/core';
 import { formatFieldPath } from '@dreamgym/core/mdp';
 import { type WebarenaConfig, WebarenaConfigSchema } from '../config/config-schema.js';
 import { parseJsonWithLines } from '../config/json-with-lines.js';

@@ -15,7 +15,15 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseWebAction } from '@dreamgym/browser';
-import { ActionParseError, DatasetFormatError, type DatasetLoader, type DatasetLoadOptions, DatasetNotFoundError, type Trajectory, TrajectorySchema } from '@dreamgym/core';
+import {
+  ActionParseError,
+  DatasetFormatError,
+  type DatasetLoader,
+  type DatasetLoadOptions,
+  DatasetNotFoundError,
+  type Trajectory,
+  TrajectorySchema,
+} from '@dreamgym/core';
 import { parseRecord, readJsonlLines } from '@dreamgym/core/mdp';
 import { WEBARENA_LITE_DOMAIN } from './task-configs.js';
 

@@ -1,7 +1,13 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, DatasetFormatError, DatasetNotFoundError, type Task, type Trajectory } from '@dreamgym/core';
+import {
+  ConfigError,
+  DatasetFormatError,
+  DatasetNotFoundError,
+  type Task,
+  type Trajectory,
+} from '@dreamgym/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webshopDataDirectory } from '../test-data-directory.js';
 import { downloadWebshopData } from './download.js';

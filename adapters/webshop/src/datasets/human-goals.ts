@@ -3,7 +3,13 @@
  * order, with the standard splits by index: 0-499 test, 500-1499 eval, 1500+ train.
  */
 import { join } from 'node:path';
-import { ConfigError, DatasetFormatError, type DatasetLoader, type DatasetLoadOptions, type Task } from '@dreamgym/core';
+import {
+  ConfigError,
+  DatasetFormatError,
+  type DatasetLoader,
+  type DatasetLoadOptions,
+  type Task,
+} from '@dreamgym/core';
 import { z } from 'zod';
 import { withoutPriceClause } from '../search-queries.js';
 import { webshopPageToObservation } from '../state-mapper.js';

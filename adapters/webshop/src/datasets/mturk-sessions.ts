@@ -7,7 +7,15 @@
  */
 import { readdir, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { DatasetFormatError, type DatasetLoader, type DatasetLoadOptions, DatasetNotFoundError, type Step, type Trajectory, TrajectorySchema } from '@dreamgym/core';
+import {
+  DatasetFormatError,
+  type DatasetLoader,
+  type DatasetLoadOptions,
+  DatasetNotFoundError,
+  type Step,
+  type Trajectory,
+  TrajectorySchema,
+} from '@dreamgym/core';
 import { parseRecord, readJsonlLines } from '@dreamgym/core/mdp';
 import { z } from 'zod';
 import { formatWebshopAction, WEBSHOP_BUTTONS } from '../action-grammar.js';

@@ -3,7 +3,18 @@
  * speaks the AgentGym WebShop protocol. Actions outside the grammar or not on the page are
  * answered locally (the page does not change), as WebShop itself ignores them.
  */
-import { ActionParseError, ConfigError, type Environment, EnvironmentError, EnvironmentStateError, type Observation, type ParsedAction, parseOptions, type StepResult, type Task } from '@dreamgym/core';
+import {
+  ActionParseError,
+  ConfigError,
+  type Environment,
+  EnvironmentError,
+  EnvironmentStateError,
+  type Observation,
+  type ParsedAction,
+  parseOptions,
+  type StepResult,
+  type Task,
+} from '@dreamgym/core';
 import { ASIN_PATTERN, checkWebshopAction, WEBSHOP_BUTTONS } from '../action-grammar.js';
 import { normalizeWebshopInstruction } from '../datasets/human-goals.js';
 import { parseWebshopPage } from '../pages/parse-page.js';

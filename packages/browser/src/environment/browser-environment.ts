@@ -3,7 +3,17 @@
  * episode (fresh cookies, or a saved login's storage state), observations from the AX-tree
  * mapper, actions in the WebArena grammar, rewards from the domain's hooks.
  */
-import { ActionParseError, ConfigError, type Environment, EnvironmentError, EnvironmentStateError, type Observation, parseOptions, type StepResult, type Task } from '@dreamgym/core';
+import {
+  ActionParseError,
+  ConfigError,
+  type Environment,
+  EnvironmentError,
+  EnvironmentStateError,
+  type Observation,
+  parseOptions,
+  type StepResult,
+  type Task,
+} from '@dreamgym/core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { executeWebAction } from '../actions/execute-web-action.js';
 import { formatWebAction, parseWebAction, type WebAction } from '../actions/web-action-grammar.js';

@@ -4,7 +4,16 @@
  * `Trajectory` per line (the format the web adapters' trajectory loaders read, and the
  * replay buffer's seed data).
  */
-import { type Environment, EnvironmentStateError, type Observation, type Step, type StepResult, type Task, type Trajectory, TrajectorySchema } from '@dreamgym/core';
+import {
+  type Environment,
+  EnvironmentStateError,
+  type Observation,
+  type Step,
+  type StepResult,
+  type Task,
+  type Trajectory,
+  TrajectorySchema,
+} from '@dreamgym/core';
 import { type ExperienceSource, JsonlWriter } from '@dreamgym/core/mdp';
 
 /** Options of {@link TrajectoryRecorder.open}. */

@@ -5,7 +5,7 @@
  * kept element keeps its id and actions still resolve.
  */
 import { ModelError, ModelOutputError } from '@dreamgym/core';
-import { type ChatModel } from '@dreamgym/core/models';
+import type { ChatModel } from '@dreamgym/core/models';
 import { z } from 'zod';
 import { formatObservationText } from '../axtree/page-observer.js';
 import type { ObservationRefiner } from '../environment/options.js';

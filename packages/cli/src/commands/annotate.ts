@@ -5,8 +5,19 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { HashingEmbedder, ReplayBuffer, type Trajectory, trajectoryToTransitions } from '@dreamgym/core';
-import { type AnnotationCounts, annotateReasoning, exportExperienceSft, readReasoningTraces, type SftExportCounts } from '@dreamgym/core/annotate';
+import {
+  HashingEmbedder,
+  ReplayBuffer,
+  type Trajectory,
+  trajectoryToTransitions,
+} from '@dreamgym/core';
+import {
+  type AnnotationCounts,
+  annotateReasoning,
+  exportExperienceSft,
+  readReasoningTraces,
+  type SftExportCounts,
+} from '@dreamgym/core/annotate';
 import { compactExperienceFormat, standardExperienceFormat } from '@dreamgym/core/experience';
 import {
   type Command,

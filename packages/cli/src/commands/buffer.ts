@@ -8,9 +8,21 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { HashingEmbedder, IndexError, ReplayBuffer, readJsonl, type Trajectory, TrajectorySchema, trajectoryToTransitions } from '@dreamgym/core';
-import { type HashingEmbedderOptions } from '@dreamgym/core/models';
-import { type RecallMeasurement, type ReplayBufferStats, type ReplayIndexOptions } from '@dreamgym/core/replay';
+import {
+  HashingEmbedder,
+  IndexError,
+  ReplayBuffer,
+  readJsonl,
+  type Trajectory,
+  TrajectorySchema,
+  trajectoryToTransitions,
+} from '@dreamgym/core';
+import type { HashingEmbedderOptions } from '@dreamgym/core/models';
+import type {
+  RecallMeasurement,
+  ReplayBufferStats,
+  ReplayIndexOptions,
+} from '@dreamgym/core/replay';
 import {
   type Command,
   type CommandIo,

@@ -7,8 +7,13 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { measureOnPolicyFidelity, type Policy, SeededRandom, SyntheticEnvironment } from '@dreamgym/core';
-import { type OnPolicyFidelityReport } from '@dreamgym/core/eval';
+import {
+  measureOnPolicyFidelity,
+  type Policy,
+  SeededRandom,
+  SyntheticEnvironment,
+} from '@dreamgym/core';
+import type { OnPolicyFidelityReport } from '@dreamgym/core/eval';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../cli.js';
 import { captureIo, dataRoot } from '../cli.test-support.js';

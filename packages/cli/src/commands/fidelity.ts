@@ -7,8 +7,18 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { measureOnPolicyFidelity, SeededRandom, syntheticEnvironmentFromConfig } from '@dreamgym/core';
-import { type FidelityFigures, type OnPolicyFidelityPhase, type OnPolicyFidelityProgress, type OnPolicyFidelityReport, type SuccessEstimate } from '@dreamgym/core/eval';
+import {
+  measureOnPolicyFidelity,
+  SeededRandom,
+  syntheticEnvironmentFromConfig,
+} from '@dreamgym/core';
+import type {
+  FidelityFigures,
+  OnPolicyFidelityPhase,
+  OnPolicyFidelityProgress,
+  OnPolicyFidelityReport,
+  SuccessEstimate,
+} from '@dreamgym/core/eval';
 import { type Command, type CommandIo, integer, parseFlags } from '../command-arguments.js';
 import { htmlPage } from '../html-report.js';
 import { ProgressReporter, reportEpisodes } from '../progress.js';

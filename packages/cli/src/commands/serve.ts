@@ -12,7 +12,16 @@
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { ConfigError, type DomainAdapter, type Environment, type ExperienceModel, JudgedExperienceModel, type OutcomeJudge, type ReplayBuffer, type Task } from '@dreamgym/core';
+import {
+  ConfigError,
+  type DomainAdapter,
+  type Environment,
+  type ExperienceModel,
+  JudgedExperienceModel,
+  type OutcomeJudge,
+  type ReplayBuffer,
+  type Task,
+} from '@dreamgym/core';
 import { ReasoningExperienceModel } from '@dreamgym/core/experience';
 import { OpenAICompatibleChatModel } from '@dreamgym/core/models';
 import {

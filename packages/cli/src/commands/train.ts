@@ -5,8 +5,14 @@
  * `--policy`), backed by one `--model`: in process (`local`, a GGUF) or behind `--base-url`.
  * The flags become the loop's configuration and components in `prepareRun`.
  */
-import { type DreamGymConfig, DreamGymLoop, type DreamGymResult, type EvaluationMetrics, type IterationMetrics } from '@dreamgym/core';
-import { type SyntheticToRealGap } from '@dreamgym/core/eval';
+import {
+  type DreamGymConfig,
+  DreamGymLoop,
+  type DreamGymResult,
+  type EvaluationMetrics,
+  type IterationMetrics,
+} from '@dreamgym/core';
+import type { SyntheticToRealGap } from '@dreamgym/core/eval';
 import {
   type Command,
   type CommandIo,
