@@ -95,7 +95,7 @@ describe('dreamgym doctor', () => {
     );
   });
 
-  it('outside a checkout, --fix puts faiss-node back with npm without saving it, and names npm rebuild for a missing addon', async () => {
+  it('outside a checkout, --fix puts faiss-node back with npm without saving it, then runs the shipped set-up script', async () => {
     // npm on PATH is a stand-in that records its arguments: no registry is asked.
     const bin = join(scratch, 'bin');
     const calls = join(scratch, 'npm-calls');
@@ -117,10 +117,15 @@ describe('dreamgym doctor', () => {
     expect(await readFile(calls, 'utf8')).toBe(
       'install --no-save --no-audit --no-fund faiss-node@^0.5.1\n',
     );
+    // The stand-in installed nothing, so the set-up script that runs next says so.
+    expect(io.out()).toMatch(/\$ bash \S+\/setup\/faiss-node\.sh \S+empty-project/);
     // The optional dependency stays optional: the project's manifest is as it was.
     expect(await readFile(join(project, 'package.json'), 'utf8')).toBe(manifest);
+  }, 60_000);
 
+  it('outside a checkout, --fix compiles a missing faiss-node addon with the DreamGym additions', async () => {
     // A faiss-node as npm leaves it when its install script is not run: sources, no build/.
+    const manifest = '{"name":"doctor-project","private":true}\n';
     const built = join(scratch, 'project');
     await mkdir(join(built, 'node_modules'), { recursive: true });
     await writeFile(join(built, 'package.json'), manifest);
@@ -128,7 +133,7 @@ describe('dreamgym doctor', () => {
       '-c',
       `tar --exclude=build -C ${repositoryRoot}/node_modules -cf - faiss-node | tar -xf - -C ${built}/node_modules`,
     ]);
-    for (const dependency of ['bindings', 'file-uri-to-path']) {
+    for (const dependency of ['bindings', 'file-uri-to-path', 'node-addon-api']) {
       await symlink(
         join(repositoryRoot, 'node_modules', dependency),
         join(built, 'node_modules', dependency),
@@ -140,8 +145,19 @@ describe('dreamgym doctor', () => {
     expect(addonless.out()).toMatch(
       /^faiss +MISSING +faiss-node \S+ at \S+ has no working addon \(Error: Could not locate the bindings file/m,
     );
-    expect(addonless.out()).toMatch(/^ +fix +npm rebuild faiss-node$/m);
-  }, 60_000);
+    expect(addonless.out()).toMatch(/^ +fix +bash \S+\/setup\/faiss-node\.sh \S+$/m);
+
+    // --fix compiles it against libfaiss with npm's own node-gyp (the project has none).
+    const fixing = capture(built);
+    expect(await doctorCommand.run(['--only', 'faiss', '--fix'], fixing)).toBe(0);
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['-e', "console.log(require('faiss-node').dreamgymBinding)"],
+      { cwd: built },
+    );
+    expect(Number(stdout)).toBeGreaterThan(0);
+    expect(await readFile(join(built, 'package.json'), 'utf8')).toBe(manifest);
+  }, 600_000);
 
   it("in a DreamGym checkout, --fix runs the set-up script's step for what is missing", async () => {
     // A checkout whose set-up script records its arguments and makes a virtualenv that imports.

@@ -2,9 +2,9 @@
  * `dreamgym doctor [--fix]`: checks what DreamGym needs from the machine beyond npm (the
  * faiss-node addon, Chromium, the Python virtualenv of the ALFWorld engine, the local model)
  * and, with `--fix`, sets up what is missing the way the project does: in a DreamGym checkout
- * its set-up script's step (`bash scripts/setup.sh faiss`); elsewhere npm's own command for
- * faiss-node (kept an optional dependency) and `dreamgym model pull`, and the exact commands
- * for what needs the machine's owner. Every check and fix prints the exact command it runs.
+ * its set-up script's step (`bash scripts/setup.sh faiss`); elsewhere the faiss-node step this
+ * package ships (`setup/faiss-node.sh`, faiss-node kept an optional dependency) and `dreamgym
+ * model pull`, and the exact commands for what needs the machine's owner. Every check and fix prints the exact command it runs.
  */
 import { resolve } from 'node:path';
 import { type Command, type CommandIo, fail, parseFlags } from '../command-arguments.js';
@@ -33,9 +33,11 @@ Checks what DreamGym needs beyond npm, each with the exact command it runs:
   model     the local model SmolLM2-135M-Instruct in the model cache, where @dreamgym/llama is
 With --fix it sets up what is missing. In a DreamGym checkout it runs the project's set-up
 step for each (bash scripts/setup.sh faiss|chromium|python|model; root installs the Debian
-packages). Elsewhere it runs npm install --no-save faiss-node (or npm rebuild faiss-node:
-its install script fetches the addon from GitHub) and dreamgym model pull, and names the
-commands for the virtualenv and Chromium. Exit code 0 when nothing is missing.
+packages). Elsewhere it puts faiss-node back where npm left it out (npm install --no-save,
+so it stays optional) and runs the faiss-node step shipped with this package (bash
+node_modules/@dreamgym/cli/setup/faiss-node.sh: compiles the addon against Debian's
+libfaiss-dev, as root installing it), and dreamgym model pull, and names the commands for
+the virtualenv and Chromium. Exit code 0 when nothing is missing.
 
   --fix                 set up what is missing, then check again
   --only LIST           comma-separated checks to run (default all): faiss,chromium,python,model

@@ -10,11 +10,11 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '@dreamgym/core';
 import { type Command, type CommandIo, fail } from '../command-arguments.js';
 import { adapterFactoryName } from '../domains.js';
+import { shippedFile } from '../package-files.js';
 
 const USAGE = `Usage: dreamgym new adapter NAME [options]
 
@@ -71,18 +71,7 @@ export function adapterNames(
 
 /** The `templates/` folder of this package, from the source tree (tests) or from `dist/`. */
 export function templatesDirectory(): string {
-  const here = dirname(fileURLToPath(import.meta.url));
-  let directory = here;
-  for (;;) {
-    const candidate = join(directory, 'templates', 'adapter');
-    if (existsSync(candidate)) return join(directory, 'templates');
-    const parent = dirname(directory);
-    if (parent === directory) break;
-    directory = parent;
-  }
-  throw new ConfigError(
-    `The adapter templates were not found above ${here}: the @dreamgym/cli install is incomplete (its package ships templates/).`,
-  );
+  return dirname(shippedFile('templates/adapter'));
 }
 
 /** Fills the placeholders of a template file. */

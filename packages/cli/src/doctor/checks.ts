@@ -12,7 +12,7 @@ import { loadLlamaRuntime } from '../model-selection.js';
 import {
   aptManualFix,
   type Fix,
-  faissNpmFix,
+  faissProjectFix,
   modelPullFix,
   pythonManualFix,
   setupScriptFix,
@@ -105,7 +105,7 @@ const faissCheck: DoctorCheck = {
           : 'faiss-node is not installed: npm leaves the optional dependency out when its install script fails (it downloads a prebuilt from GitHub, else clones faiss from GitHub)',
         fix: context.repository
           ? setupScriptFix(context.repository, 'faiss', context.cwd)
-          : faissNpmFix(project, context.cwd, { range: optional?.['faiss-node'] ?? '^0.5.1' }),
+          : faissProjectFix(project, context.cwd, { range: optional?.['faiss-node'] ?? '^0.5.1' }),
       };
     }
     const script = `const f = require(${JSON.stringify(directory)}); const i = new f.IndexFlatIP(2); i.add([1, 0]); if (i.search([1, 0], 1).labels[0] !== 0) throw new Error("wrong search result"); console.log(f.dreamgymBinding ? "with the DreamGym additions" : "stock build: slower inserts and searches");`;
@@ -132,7 +132,7 @@ const faissCheck: DoctorCheck = {
       check,
       fix: context.repository
         ? setupScriptFix(context.repository, 'faiss', context.cwd)
-        : faissNpmFix(project, context.cwd, 'installed'),
+        : faissProjectFix(project, context.cwd, 'installed'),
     };
   },
 };

@@ -1,11 +1,12 @@
 /**
  * How `dreamgym doctor --fix` sets up what is missing. Doctor builds nothing itself: in a
  * DreamGym checkout it runs the project's set-up step for the check (`bash scripts/setup.sh
- * faiss`); elsewhere it runs npm's own command for faiss-node and `dreamgym model pull` for
+ * faiss`); elsewhere it runs the faiss-node step this package ships (`setup/faiss-node.sh`) and `dreamgym model pull` for
  * the model, and names the exact commands for what only the machine's owner can set up (the
  * virtualenv, Chromium).
  */
 import type { CommandIo } from '../command-arguments.js';
+import { shippedFile } from '../package-files.js';
 import { commandText, execute, quote } from './shell.js';
 
 /** One step of a fix: the exact command as printed, and how `--fix` runs it. */
@@ -58,18 +59,19 @@ export function setupScriptFix(repository: string, step: string, from: string): 
 }
 
 /**
- * faiss-node outside a DreamGym checkout, through npm: put the package back when npm left it
- * out, else run its install script again. Either way the script fetches the prebuilt addon
- * from GitHub (or builds faiss from GitHub's sources).
+ * faiss-node outside a DreamGym checkout: put the package back where npm left it out, then run
+ * the set-up script this package ships (`setup/faiss-node.sh`, the repository's own `faiss`
+ * step): it compiles the addon against Debian's libfaiss-dev with node-gyp, with the DreamGym
+ * additions, and falls back to faiss-node's prebuilt (from GitHub) where it cannot.
  */
-export function faissNpmFix(
+export function faissProjectFix(
   project: string,
   from: string,
   installed: { range: string } | 'installed',
 ): Fix {
-  const steps =
+  const install =
     installed === 'installed'
-      ? [commandStep(['npm', 'rebuild', 'faiss-node'], project, from)]
+      ? []
       : [
           // `--no-save`: faiss-node is an optional dependency of @dreamgym/core, and the
           // project's lockfile records it as one through core. Saved (npm's default) it would
@@ -90,7 +92,12 @@ export function faissNpmFix(
             from,
           ),
         ];
-  return { steps };
+  return {
+    steps: [
+      ...install,
+      commandStep(['bash', shippedFile('setup/faiss-node.sh'), project], project, from),
+    ],
+  };
 }
 
 /** What to run by hand for the virtualenv of the ALFWorld engine outside a DreamGym checkout. */

@@ -2,7 +2,7 @@
  * The replay buffer's vector index on faiss (`faiss-node`), loaded lazily: importing
  * `@dreamgym/core` never loads the native addon, only the first buffer that needs vectors.
  *
- * The set-up (`scripts/setup.d/20-faiss.sh`) compiles faiss-node with a few additions
+ * The set-up (`@dreamgym/cli`'s `setup/faiss-node.sh`) compiles faiss-node with a few additions
  * (`dreamgymBinding` on the module): vectors cross as Float32Arrays instead of element by
  * element, HNSW parameters are read and set in place, and the OpenMP team is chosen per
  * call. With a stock faiss-node (its GitHub prebuilt) everything still works, only slower:
