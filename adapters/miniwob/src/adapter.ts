@@ -2,7 +2,7 @@
  * `createMiniwobAdapter`: the MiniWoB++ {@link DomainAdapter}. `dreamgym train --domain
  * miniwob` finds it by this name.
  */
-import { ConfigError, type DomainAdapter } from '@dreamgym/core';
+import { type DomainAdapter, parseOptions } from '@dreamgym/core';
 import { z } from 'zod';
 import { parseMiniwobAction } from './action-grammar.js';
 import { miniwobCandidateActions } from './candidate-actions.js';
@@ -45,15 +45,8 @@ export type MiniwobAdapter = DomainAdapter<MiniwobRawObservation, MiniwobRealSet
 };
 
 /** Validates the options; a `ConfigError` names the field. */
-function parseOptions(options: unknown): z.output<typeof MiniwobAdapterOptionsSchema> {
-  const parsed = MiniwobAdapterOptionsSchema.safeParse(options);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
-  const field = issue.path.map(String).join('.');
-  throw new ConfigError(`Invalid MiniWoB++ adapter option \`${field}\`: ${issue.message}`, {
-    field,
-    cause: parsed.error,
-  });
+function parseAdapterOptions(options: unknown): z.output<typeof MiniwobAdapterOptionsSchema> {
+  return parseOptions(MiniwobAdapterOptionsSchema, options, 'MiniWoB++ adapter');
 }
 
 /**
@@ -66,7 +59,7 @@ function parseOptions(options: unknown): z.output<typeof MiniwobAdapterOptionsSc
  * adapter.parseAction("click [3] # button 'Ok'"); // { type: 'click', args: ['3'], webAction: 'click [3]', ... }
  */
 export function createMiniwobAdapter(options: MiniwobAdapterOptions = {}): MiniwobAdapter {
-  const parsed = parseOptions(options);
+  const parsed = parseAdapterOptions(options);
   let vocabulary: MiniwobVocabulary | undefined;
   return {
     name: MINIWOB_DOMAIN,

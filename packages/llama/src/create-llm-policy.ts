@@ -4,7 +4,7 @@
  * llama.cpp for acting, and its fp32 copy trains in the torch worker (`trainers/python`).
  */
 import { join } from 'node:path';
-import { ConfigError, type DomainAdapter, SeededRandom } from '@dreamgym/core';
+import { ConfigError, type DomainAdapter, parseOptions, SeededRandom } from '@dreamgym/core';
 import { z } from 'zod';
 import { LlamaPolicyRuntime } from './llama-policy-runtime.js';
 import { LlmPolicy } from './llm-policy.js';
@@ -107,13 +107,7 @@ export async function createLlmPolicy(
   },
 ): Promise<LlmPolicy> {
   const { adapter, log, env, ...rest } = options;
-  const parsed = LlmPolicyFactoryOptionsSchema.safeParse(rest);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const field = issue.path.join('.');
-    throw new ConfigError(`Invalid LLM policy option \`${field}\`: ${issue.message}.`, { field });
-  }
-  const settings = parsed.data;
+  const settings = parseOptions(LlmPolicyFactoryOptionsSchema, rest, 'LLM policy');
   const trainer = settings.trainer;
   if (trainer.exportType === 'lora' && trainer.mode === 'full') {
     throw new ConfigError('trainer.exportType lora needs trainer.mode lora.', {

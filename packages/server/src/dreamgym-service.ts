@@ -26,6 +26,7 @@ import {
   type Environment,
   type ExperienceModel,
   MutationTaskGenerator,
+  parseOptions,
   type RandomState,
   type ReplayBuffer,
   readJsonl,
@@ -75,14 +76,7 @@ export type ServeConfigInput = z.input<typeof ServeConfigSchema>;
 
 /** Validates a serve configuration; a `ConfigError` names the field. */
 export function parseServeConfig(input: unknown): ServeConfig {
-  const result = ServeConfigSchema.safeParse(input ?? {});
-  if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  const field = issue.path.join('.');
-  throw new ConfigError(`Invalid serve config: \`${field}\`: ${issue.message}`, {
-    field,
-    cause: result.error,
-  });
+  return parseOptions(ServeConfigSchema, input ?? {}, 'serve config');
 }
 
 /** Options of {@link DreamGymService.open}. */

@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { ConfigError, DreamGymError, type Environment } from '@dreamgym/core';
+import { ConfigError, DreamGymError, type Environment, parseOptions } from '@dreamgym/core';
 import { sendJson } from '@dreamgym/core/internal';
 import { WebSocketServer } from 'ws';
 import { z } from 'zod';
@@ -119,13 +119,7 @@ export class EnvironmentServer {
   private started = false;
 
   constructor(options: EnvironmentServerOptions) {
-    const parsed = EnvironmentServerSettingsSchema.safeParse(options);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      const field = issue.path.join('.');
-      throw new ConfigError(`EnvironmentServer option \`${field}\`: ${issue.message}`, { field });
-    }
-    this.settings = parsed.data;
+    this.settings = parseOptions(EnvironmentServerSettingsSchema, options, 'EnvironmentServer');
     this.options = options;
     this.logger = options.logger ?? silentLogger;
     this.http = createServer((request, response) => {

@@ -15,9 +15,9 @@ import {
 } from '@dreamgym/browser';
 import {
   ActionParseError,
-  ConfigError,
   type Environment,
   type Observation,
+  parseOptions,
   type StepResult,
   type Task,
 } from '@dreamgym/core';
@@ -65,14 +65,7 @@ export interface MiniwobRealSetup extends MiniwobRealOptionsInput {
 }
 
 function parseRealOptions(options: MiniwobRealOptionsInput): MiniwobRealOptions {
-  const parsed = MiniwobRealOptionsSchema.safeParse(options);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
-  const field = ['real', ...issue.path.map(String)].join('.');
-  throw new ConfigError(`Invalid MiniWoB++ option \`${field}\`: ${issue.message}`, {
-    field,
-    cause: parsed.error,
-  });
+  return parseOptions(MiniwobRealOptionsSchema, options, 'MiniWoB++', 'real');
 }
 
 /**

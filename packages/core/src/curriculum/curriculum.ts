@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { CheckpointError, ConfigError } from '../errors.js';
 import { formatFieldPath } from '../mdp/jsonl.js';
 import type { Task } from '../mdp/schemas.js';
+import { parseOptions } from '../parse-options.js';
 import type { SeededRandom } from '../random/seeded-random.js';
 import type { TaskGenerator, TaskRejection } from './task-generator.js';
 import { TaskPool, TaskPoolSnapshotSchema } from './task-pool.js';
@@ -78,14 +79,7 @@ export interface CurriculumOptions {
 
 /** Parses curriculum settings, throwing a `ConfigError` naming the field (`curriculum.lambda`). */
 export function parseCurriculumConfig(input: CurriculumConfigInput = {}): CurriculumConfig {
-  const result = CurriculumConfigSchema.safeParse(input);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  const field = formatFieldPath(['curriculum', ...issue.path]);
-  throw new ConfigError(`Invalid curriculum setting \`${field}\`: ${issue.message}`, {
-    field,
-    cause: result.error,
-  });
+  return parseOptions(CurriculumConfigSchema, input, 'curriculum', 'curriculum');
 }
 
 /** The curriculum: task values, selection, generation and the `lambda`-bounded batch. */

@@ -6,9 +6,10 @@
  * episode safely (done, reward 0, `info.experienceModelFailure`) so training goes on.
  */
 import { z } from 'zod';
-import { ConfigError, ModelError, ModelOutputError } from '../errors.js';
+import { ModelError, ModelOutputError } from '../errors.js';
 import type { Observation } from '../mdp/schemas.js';
 import type { ChatModel } from '../models/chat-model.js';
+import { parseOptions } from '../parse-options.js';
 import { type ExperiencePromptFormat, standardExperienceFormat } from './experience-format.js';
 import type {
   ExperienceInput,
@@ -73,17 +74,11 @@ export class ReasoningExperienceModel implements ExperienceModel {
   private readonly format: ExperiencePromptFormat;
 
   constructor(options: ReasoningExperienceModelOptions) {
-    const parsed = OptionsSchema.safeParse(options);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      throw new ConfigError(`ReasoningExperienceModel: ${issue.path.join('.')}: ${issue.message}`, {
-        field: issue.path.join('.'),
-      });
-    }
+    const parsed = parseOptions(OptionsSchema, options, 'ReasoningExperienceModel');
     this.options = options;
-    this.maxAttempts = parsed.data.maxAttempts;
+    this.maxAttempts = parsed.maxAttempts;
     this.format = options.format ?? standardExperienceFormat;
-    this.maxTokens = parsed.data.maxTokens ?? this.format.maxTokens;
+    this.maxTokens = parsed.maxTokens ?? this.format.maxTokens;
     this.rule = RewardRuleSchema.parse(options.reward ?? {});
     this.id = `reasoning:${options.chat.id}`;
   }

@@ -7,8 +7,8 @@
  * re-embedding.
  */
 import { z } from 'zod';
-import { ConfigError, InvalidArgumentError } from '../errors.js';
-import { formatFieldPath } from '../mdp/jsonl.js';
+import { InvalidArgumentError } from '../errors.js';
+import { parseOptions } from '../parse-options.js';
 import type { EmbeddingModel } from './embedding-model.js';
 import { normalizeInPlace } from './openai-compatible-embedding-model.js';
 
@@ -81,15 +81,10 @@ export class HashingEmbedder implements EmbeddingModel {
   private readonly options: z.output<typeof HashingEmbedderOptionsSchema>;
 
   constructor(options: HashingEmbedderOptions = {}) {
-    const parsed = HashingEmbedderOptionsSchema.safeParse(options);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      const field = formatFieldPath(issue.path);
-      throw new ConfigError(`HashingEmbedder option \`${field}\`: ${issue.message}`, { field });
-    }
-    this.options = parsed.data;
-    this.dimension = parsed.data.dimension;
-    const { dimension, wordWeight, bigramWeight, trigramWeight, seed } = parsed.data;
+    const parsed = parseOptions(HashingEmbedderOptionsSchema, options, 'HashingEmbedder');
+    this.options = parsed;
+    this.dimension = parsed.dimension;
+    const { dimension, wordWeight, bigramWeight, trigramWeight, seed } = parsed;
     this.id = `hashing-v1:dim=${dimension}:word=${wordWeight}:bigram=${bigramWeight}:trigram=${trigramWeight}:seed=${seed}`;
   }
 

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { ModelError, ModelOutputError } from '../errors.js';
+import { parseOptions } from '../parse-options.js';
 import type {
   ChatMessage,
   ChatModel,
@@ -26,7 +27,6 @@ import {
 import {
   type OpenAICompatibleChatModelOptions,
   OpenAICompatibleChatModelOptionsSchema,
-  parseModelOptions,
   type StructuredOutputMode,
 } from './openai-compatible-options.js';
 
@@ -171,7 +171,7 @@ export class OpenAICompatibleChatModel implements ChatModel {
     options: OpenAICompatibleChatModelOptions,
     dependencies: ModelClientDependencies = {},
   ) {
-    this.options = parseModelOptions(OpenAICompatibleChatModelOptionsSchema, options, 'chat model');
+    this.options = parseOptions(OpenAICompatibleChatModelOptionsSchema, options, 'chat model');
     this.transport = new ModelTransport(this.options, dependencies);
     this.id = `${this.options.model}@${this.transport.baseURL}`;
     const forced = this.options.structuredOutput;

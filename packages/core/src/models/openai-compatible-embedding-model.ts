@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { ConfigError, InvalidArgumentError, ModelError, ModelOutputError } from '../errors.js';
+import { parseOptions } from '../parse-options.js';
 import type { EmbeddingModel } from './embedding-model.js';
 import {
   decodeResponseBody,
@@ -14,7 +15,6 @@ import {
 import {
   type OpenAICompatibleEmbeddingModelOptions,
   OpenAICompatibleEmbeddingModelOptionsSchema,
-  parseModelOptions,
 } from './openai-compatible-options.js';
 
 const EmbeddingsBodySchema = z.object({
@@ -95,7 +95,7 @@ export class OpenAICompatibleEmbeddingModel implements EmbeddingModel {
     options: OpenAICompatibleEmbeddingModelOptions,
     dependencies: ModelClientDependencies = {},
   ) {
-    this.options = parseModelOptions(
+    this.options = parseOptions(
       OpenAICompatibleEmbeddingModelOptionsSchema,
       options,
       'embedding model',

@@ -3,7 +3,6 @@
  * the option types are inferred from them).
  */
 import { z } from 'zod';
-import { ConfigError } from '../errors.js';
 
 /** Options shared by {@link OpenAICompatibleChatModel} and {@link OpenAICompatibleEmbeddingModel}. */
 export const OpenAICompatibleClientOptionsSchema = z.object({
@@ -88,19 +87,3 @@ export type OpenAICompatibleEmbeddingModelOptions = z.input<
 >;
 /** A structured-output mode, see {@link OpenAICompatibleChatModelOptionsSchema}. */
 export type StructuredOutputMode = z.output<typeof StructuredOutputModeSchema>;
-
-/** Parses options with `schema`, throwing a `ConfigError` that names the field and what is wrong. */
-export function parseModelOptions<S extends z.ZodType>(
-  schema: S,
-  input: unknown,
-  label: string,
-): z.output<S> {
-  const result = schema.safeParse(input);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const field = issue?.path.map(String).join('.') ?? '';
-  throw new ConfigError(
-    `Invalid ${label} options${field ? ` (field \`${field}\`)` : ''}: ${issue?.message ?? 'invalid'}.`,
-    { field: field || undefined, cause: result.error },
-  );
-}

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { ModelError } from '../errors.js';
+import { parseOptions } from '../parse-options.js';
 import type { ChatMessage, TokenLogprob } from './chat-model.js';
 import { formatChatMLPrompt } from './chat-template.js';
 import type {
@@ -20,10 +21,7 @@ import {
   type ModelClientDependencies,
   ModelTransport,
 } from './model-transport.js';
-import {
-  OpenAICompatibleClientOptionsSchema,
-  parseModelOptions,
-} from './openai-compatible-options.js';
+import { OpenAICompatibleClientOptionsSchema } from './openai-compatible-options.js';
 
 /** Options of {@link OpenAICompatibleScorer}. */
 export const OpenAICompatibleScorerOptionsSchema = OpenAICompatibleClientOptionsSchema.extend({
@@ -100,7 +98,7 @@ export class OpenAICompatibleScorer implements ContinuationScorer {
 
   /** Validates `options` (throws `ConfigError` naming the field) and creates the client. */
   constructor(options: OpenAICompatibleScorerOptions, dependencies: ModelClientDependencies = {}) {
-    this.options = parseModelOptions(OpenAICompatibleScorerOptionsSchema, options, 'scorer');
+    this.options = parseOptions(OpenAICompatibleScorerOptionsSchema, options, 'scorer');
     this.transport = new ModelTransport(this.options, dependencies);
     this.id = `${this.options.model}@${this.transport.baseURL}`;
   }

@@ -26,6 +26,7 @@ import { ConfigError, IndexError } from '../errors.js';
 import { parseRecord } from '../mdp/jsonl.js';
 import { type Transition, TransitionSchema } from '../mdp/schemas.js';
 import type { EmbeddingModel } from '../models/embedding-model.js';
+import { parseOptions } from '../parse-options.js';
 import { evictOverCapacity, planBatch, storeBatch } from './buffer-adding.js';
 import { bufferPath, PhiWeightsSchema } from './buffer-files.js';
 import { loadBuffer } from './buffer-loading.js';
@@ -39,7 +40,6 @@ import { QuerySample, type RecallMeasurement } from './index-tuning.js';
 import { embedPhi } from './phi.js';
 import { hasRecallTarget, noteServedQuery, tune, tuneIfStale } from './recall-upkeep.js';
 import {
-  parseOptions,
   type ReplayAddResult,
   type ReplayBufferOpenOptions,
   type ReplayBufferOptions,

@@ -3,8 +3,6 @@
  * checked against, and how index options resolve to the settings a manifest records.
  */
 import { z } from 'zod';
-import { ConfigError } from '../errors.js';
-import { formatFieldPath } from '../mdp/jsonl.js';
 import type { ExperienceSource } from '../mdp/schemas.js';
 import type { EmbeddingModel } from '../models/embedding-model.js';
 import { PhiWeightsSchema, type StoredIndex } from './buffer-files.js';
@@ -177,20 +175,4 @@ export interface ReplayBufferStats {
   unflushedRows: number;
   /** Duplicates suppressed since this buffer object was opened. */
   duplicatesSuppressed: number;
-}
-
-/** Parses `value` with `schema`, as a ConfigError naming the option on failure. */
-export function parseOptions<S extends z.ZodType>(
-  schema: S,
-  value: unknown,
-  what: string,
-): z.output<S> {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  const field = formatFieldPath(issue.path);
-  throw new ConfigError(`${what} option \`${field}\`: ${issue.message}`, {
-    field,
-    cause: result.error,
-  });
 }

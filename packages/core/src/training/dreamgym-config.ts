@@ -4,8 +4,7 @@
  */
 import { z } from 'zod';
 import { CurriculumConfigSchema } from '../curriculum/curriculum.js';
-import { ConfigError } from '../errors.js';
-import { formatFieldPath } from '../mdp/jsonl.js';
+import { parseOptions } from '../parse-options.js';
 import { LinearSoftmaxPolicy } from '../policy/linear-softmax-policy.js';
 import { SeededRandom } from '../random/seeded-random.js';
 
@@ -159,14 +158,7 @@ export type DreamGymConfigInput = z.input<typeof DreamGymConfigSchema>;
 
 /** Validates a configuration; a `ConfigError` names the field and the reason. */
 export function parseDreamGymConfig(input: unknown): DreamGymConfig {
-  const result = DreamGymConfigSchema.safeParse(input ?? {});
-  if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  const field = formatFieldPath(issue.path);
-  throw new ConfigError(`Invalid DreamGym config: \`${field}\`: ${issue.message}`, {
-    field,
-    cause: result.error,
-  });
+  return parseOptions(DreamGymConfigSchema, input ?? {}, 'DreamGym config');
 }
 
 /** The embedded policy a configuration describes, seeded from `config.seed`. */
