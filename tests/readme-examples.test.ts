@@ -7,7 +7,7 @@
  * `.mts` with tsx.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { copyFile, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -42,12 +42,21 @@ function readmeExamples(): ReadmeExample[] {
 
 const examples = readmeExamples();
 /** The packages the examples import, packed and installed. */
-const PACKED = ['packages/core', 'packages/cli', 'adapters/alfworld'];
+const PACKED = [
+  'packages/core',
+  'packages/cli',
+  'packages/browser',
+  'adapters/alfworld',
+  'adapters/webshop',
+  'adapters/webarena-lite',
+];
 
 describe('README examples', () => {
   it('are files of their package, shown in the README as they are', () => {
     expect(examples.map((example) => example.file).sort()).toEqual([
       'adapters/alfworld/examples/example.mts',
+      'adapters/webarena-lite/examples/example.mts',
+      'adapters/webshop/examples/example.mts',
       'packages/core/examples/quickstart.mjs',
     ]);
     for (const example of examples) {
@@ -91,8 +100,11 @@ describe('README examples', () => {
       );
       // The quick start's set-up line, as written.
       await run('npx', ['@dreamgym/cli', 'doctor', '--fix', '--only', 'faiss'], { cwd: project });
+      // Each example in a folder of its own (the adapters' are all example.mts).
       for (const example of examples) {
-        await copyFile(join(repositoryRoot, example.file), join(project, basename(example.file)));
+        const folder = join(project, example.file.split('/')[1]!);
+        await mkdir(folder, { recursive: true });
+        await copyFile(join(repositoryRoot, example.file), join(folder, basename(example.file)));
       }
     }, 900_000);
 
@@ -101,21 +113,29 @@ describe('README examples', () => {
     });
 
     it("core's quick start trains the corridor policy from 0% to 67% real success", async () => {
-      const output = await run('node', ['quickstart.mjs'], { cwd: project });
+      const output = await run('node', ['quickstart.mjs'], { cwd: join(project, 'core') });
       expect(output).toContain('real success before training: 0%');
       expect(output).toContain('real success after training: 67%');
     }, 300_000);
 
-    it('the ALFWorld example loads a task, mutates it and parses a command (.mts under tsx)', async () => {
-      const data = process.env.DREAMGYM_DATA_DIR;
-      if (!data) throw new Error('DREAMGYM_DATA_DIR is not set: the ALFWorld example reads it.');
-      const tsx = join(repositoryRoot, 'node_modules', '.bin', 'tsx');
-      const output = await run(tsx, ['example.mts'], {
-        cwd: project,
-        env: { ...process.env, DREAMGYM_DATA_DIR: data },
-      });
-      expect(output).toMatch(/type: 'put'/);
-      expect(output).toMatch(/args: \[ 'apple 1', 'fridge 1' \]/);
-    }, 300_000);
+    const adapterExamples: Array<[string, RegExp[]]> = [
+      ['alfworld', [/type: 'put'/, /args: \[ 'apple 1', 'fridge 1' \]/]],
+      ['webshop', [/type: 'click'/, /text: 'click\[Buy Now\]'/]],
+      ['webarena-lite', [/type: 'type'/, /args: \[ '13', 'red shoes', '1' \]/]],
+    ];
+    it.each(adapterExamples)(
+      'the %s example loads tasks, mutates one and parses an action (.mts under tsx)',
+      async (adapter, expected) => {
+        const data = process.env.DREAMGYM_DATA_DIR;
+        if (!data) throw new Error('DREAMGYM_DATA_DIR is not set: the adapter examples read it.');
+        const tsx = join(repositoryRoot, 'node_modules', '.bin', 'tsx');
+        const output = await run(tsx, ['example.mts'], {
+          cwd: join(project, adapter),
+          env: { ...process.env, DREAMGYM_DATA_DIR: data },
+        });
+        for (const pattern of expected) expect(output).toMatch(pattern);
+      },
+      300_000,
+    );
   });
 });
