@@ -6,6 +6,7 @@
  * run as the README says (`npx @dreamgym/cli doctor --fix --only faiss`), `.mjs` with node and
  * `.mts` with tsx.
  */
+import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -46,6 +47,7 @@ const PACKED = [
   'packages/core',
   'packages/cli',
   'packages/browser',
+  'packages/server',
   'adapters/alfworld',
   'adapters/webshop',
   'adapters/webarena-lite',
@@ -58,6 +60,7 @@ describe('README examples', () => {
       'adapters/webarena-lite/examples/example.mts',
       'adapters/webshop/examples/example.mts',
       'packages/core/examples/quickstart.mjs',
+      'packages/server/examples/serve-alfworld.mts',
     ]);
     for (const example of examples) {
       expect(example.block, `${example.readme} shows ${example.file}`).toBe(
@@ -137,5 +140,43 @@ describe('README examples', () => {
       },
       300_000,
     );
+
+    it("the server's example serves ALFWorld over OpenEnv until Ctrl-C, then exits", async () => {
+      const data = process.env.DREAMGYM_DATA_DIR;
+      if (!data) throw new Error('DREAMGYM_DATA_DIR is not set: the server example reads it.');
+      const child = spawn(
+        join(repositoryRoot, 'node_modules', '.bin', 'tsx'),
+        ['serve-alfworld.mts'],
+        {
+          cwd: join(project, 'server'),
+          env: { ...process.env, DREAMGYM_DATA_DIR: data, PORT: '0' },
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      );
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      const url = await new Promise<string>((resolve, reject) => {
+        let output = '';
+        child.stdout!.on('data', (chunk: Buffer) => {
+          output += chunk.toString('utf8');
+          const match = /OpenEnv clients connect to (\S+)/.exec(output);
+          if (match) resolve(match[1]!);
+        });
+        child.once('exit', (code) => reject(new Error(`the example exited (${code}): ${output}`)));
+      });
+      try {
+        expect(await (await fetch(`${url}/health`)).json()).toEqual({ status: 'healthy' });
+        const status = (await (await fetch(`${url}/dreamgym/status`)).json()) as {
+          domain: string;
+          curriculum: { seedTasks: number };
+          buffer: { size: number };
+        };
+        expect(status.domain).toBe('alfworld');
+        expect(status.curriculum.seedTasks).toBe(20);
+        expect(status.buffer.size).toBeGreaterThan(1000);
+      } finally {
+        child.kill('SIGINT');
+      }
+      expect(await exited).toBe(0);
+    }, 300_000);
   });
 });
