@@ -48,6 +48,7 @@ const PACKED = [
   'packages/cli',
   'packages/browser',
   'packages/server',
+  'packages/llama',
   'adapters/alfworld',
   'adapters/webshop',
   'adapters/webarena-lite',
@@ -60,6 +61,7 @@ describe('README examples', () => {
       'adapters/webarena-lite/examples/example.mts',
       'adapters/webshop/examples/example.mts',
       'packages/core/examples/quickstart.mjs',
+      'packages/llama/examples/chat.mts',
       'packages/server/examples/serve-alfworld.mts',
     ]);
     for (const example of examples) {
@@ -87,7 +89,7 @@ describe('README examples', () => {
         JSON.stringify({
           name: 'readme-examples',
           private: true,
-          allowScripts: { 'faiss-node': false },
+          allowScripts: { 'faiss-node': false, 'node-llama-cpp': false },
         }),
       );
       await run(
@@ -140,6 +142,11 @@ describe('README examples', () => {
       },
       300_000,
     );
+
+    it("llama's example chats, answers to a schema and scores with the local model, and serves it", async () => {
+      const tsx = join(repositoryRoot, 'node_modules', '.bin', 'tsx');
+      await run(tsx, ['chat.mts'], { cwd: join(project, 'llama') });
+    }, 300_000);
 
     it("the server's example serves ALFWorld over OpenEnv until Ctrl-C, then exits", async () => {
       const data = process.env.DREAMGYM_DATA_DIR;
