@@ -8,7 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -60,6 +60,7 @@ describe('README examples', () => {
       'adapters/alfworld/examples/example.mts',
       'adapters/webarena-lite/examples/example.mts',
       'adapters/webshop/examples/example.mts',
+      'packages/browser/examples/miniwob-click.mts',
       'packages/core/examples/quickstart.mjs',
       'packages/llama/examples/chat.mts',
       'packages/server/examples/serve-alfworld.mts',
@@ -146,6 +147,16 @@ describe('README examples', () => {
     it("llama's example chats, answers to a schema and scores with the local model, and serves it", async () => {
       const tsx = join(repositoryRoot, 'node_modules', '.bin', 'tsx');
       await run(tsx, ['chat.mts'], { cwd: join(project, 'llama') });
+    }, 300_000);
+
+    it("the browser's MiniWoB++ example clicks the button of click-test in Chromium", async () => {
+      // The README's reader has the PyPI package miniwob in the project's virtualenv: this one
+      // is the repository's (made by the set-up).
+      await symlink(join(repositoryRoot, '.venv'), join(project, '.venv'), 'dir');
+      const tsx = join(repositoryRoot, 'node_modules', '.bin', 'tsx');
+      const output = await run(tsx, ['miniwob-click.mts'], { cwd: join(project, 'browser') });
+      expect(output).toMatch(/button 'Click Me!'/);
+      expect(output).toMatch(/^1 true$/m);
     }, 300_000);
 
     it("the server's example serves ALFWorld over OpenEnv until Ctrl-C, then exits", async () => {
