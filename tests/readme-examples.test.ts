@@ -52,12 +52,14 @@ const PACKED = [
   'adapters/alfworld',
   'adapters/webshop',
   'adapters/webarena-lite',
+  'adapters/miniwob',
 ];
 
 describe('README examples', () => {
   it('are files of their package, shown in the README as they are', () => {
     expect(examples.map((example) => example.file).sort()).toEqual([
       'adapters/alfworld/examples/example.mts',
+      'adapters/miniwob/examples/example.mts',
       'adapters/webarena-lite/examples/example.mts',
       'adapters/webshop/examples/example.mts',
       'packages/browser/examples/miniwob-click.mts',
@@ -104,6 +106,9 @@ describe('README examples', () => {
         ],
         { cwd: project },
       );
+      // The MiniWoB++ examples' reader has the PyPI package miniwob in the project's
+      // virtualenv: this one is the repository's (made by the set-up).
+      await symlink(join(repositoryRoot, '.venv'), join(project, '.venv'), 'dir');
       // The quick start's set-up line, as written.
       await run('npx', ['@dreamgym/cli', 'doctor', '--fix', '--only', 'faiss'], { cwd: project });
       // Each example in a folder of its own (the adapters' are all example.mts).
@@ -150,13 +155,17 @@ describe('README examples', () => {
     }, 300_000);
 
     it("the browser's MiniWoB++ example clicks the button of click-test in Chromium", async () => {
-      // The README's reader has the PyPI package miniwob in the project's virtualenv: this one
-      // is the repository's (made by the set-up).
-      await symlink(join(repositoryRoot, '.venv'), join(project, '.venv'), 'dir');
       const tsx = join(repositoryRoot, 'node_modules', '.bin', 'tsx');
       const output = await run(tsx, ['miniwob-click.mts'], { cwd: join(project, 'browser') });
       expect(output).toMatch(/button 'Click Me!'/);
       expect(output).toMatch(/^1 true$/m);
+    }, 300_000);
+
+    it('the MiniWoB++ example builds a dataset on the real pages and steps one', async () => {
+      const tsx = join(repositoryRoot, 'node_modules', '.bin', 'tsx');
+      const output = await run(tsx, ['example.mts'], { cwd: join(project, 'miniwob') });
+      expect(output).toMatch(/reward: -?1/);
+      expect(output).toMatch(/done: true/);
     }, 300_000);
 
     it("the server's example serves ALFWorld over OpenEnv until Ctrl-C, then exits", async () => {
