@@ -67,7 +67,7 @@ import {
   type CurvePoint,
   renderBudgetReport,
   type SplitResult,
-  withInterval,
+  summaryLines,
 } from './budgets-report.js';
 
 const { values } = parseArgs({
@@ -164,6 +164,21 @@ function pointOf(
       point.seed === seed &&
       point.realTransitions === realTransitions,
   );
+}
+
+const reportSettings: BudgetSettings = {
+  finalBudget,
+  s2rBudget,
+  marks,
+  gapTaskCount,
+  startHow: START_HOW,
+};
+
+// `--conditions ''`: the summary and the report from the results file alone (no domain loaded).
+if (conditions.length === 0) {
+  await writeResults();
+  for (const line of summaryLines(results.curves, reportSettings)) log(line);
+  process.exit(0);
 }
 
 // ---------------------------------------------------------------- domain and evaluation
@@ -501,14 +516,6 @@ async function evaluatePoint(
   }
 }
 
-const reportSettings: BudgetSettings = {
-  finalBudget,
-  s2rBudget,
-  marks,
-  gapTaskCount,
-  startHow: START_HOW,
-};
-
 async function writeResults(): Promise<void> {
   results.curves.sort(
     (a, b) =>
@@ -528,8 +535,8 @@ async function writeResults(): Promise<void> {
       marks,
       s2rBudget,
       evaluation: {
-        valid_seen: evaluationSets.valid_seen.length,
-        valid_unseen: evaluationSets.valid_unseen.length,
+        valid_seen: Number(values.seen),
+        valid_unseen: Number(values.unseen),
         maxSteps,
         greedy: 'every point',
         sampled: 'final points',
@@ -587,12 +594,4 @@ try {
 } finally {
   await realPool.closeAll();
 }
-for (const row of budgetTable(results.curves)) {
-  log(
-    `${row.condition} (seeds ${row.seeds.join(', ')}): ${withInterval(row.both)} greedy on both splits, ${Math.round(row.realTransitions)} real, ${Math.round(row.syntheticTransitions)} synthetic transitions, ${Math.round(row.updates)} updates`,
-  );
-}
-for (const claim of budgetClaims(results.curves, reportSettings))
-  log(
-    `${claim.supported === null ? 'not yet measured' : claim.supported ? 'supported' : 'not supported'}: ${claim.claim} ${claim.note}`,
-  );
+for (const line of summaryLines(results.curves, reportSettings)) log(line);

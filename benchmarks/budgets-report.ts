@@ -347,3 +347,17 @@ at each point; the shaded bands are 95% Wilson intervals. S2R's line starts at D
 `,
   );
 }
+
+/** The final table and the claims as progress lines, for the end of a run. */
+export function summaryLines(curves: readonly CurvePoint[], settings: BudgetSettings): string[] {
+  return [
+    ...budgetTable(curves).map(
+      (row) =>
+        `${row.condition} (seeds ${row.seeds.join(', ')}): ${withInterval(row.both)} greedy on both splits, ${Math.round(row.realTransitions)} real, ${Math.round(row.syntheticTransitions)} synthetic transitions, ${Math.round(row.updates)} updates`,
+    ),
+    ...budgetClaims(curves, settings).map(
+      (claim) =>
+        `${claim.supported === null ? 'not yet measured' : claim.supported ? 'supported' : 'not supported'}: ${claim.claim} ${claim.note}`,
+    ),
+  ];
+}
