@@ -59,14 +59,12 @@ export interface BudgetSettings {
   startHow: string;
 }
 
-/** Greedy success pooled over seeds and both splits, with the pool's Wilson interval. */
-export function pooled(points: readonly CurvePoint[]): SplitResult | undefined {
-  const splits = points
-    .flatMap((point) => [point.valid_seen, point.valid_unseen])
-    .filter((value): value is SplitResult => value !== undefined);
-  if (splits.length === 0) return undefined;
-  const episodes = splits.reduce((total, value) => total + value.episodes, 0);
-  const successes = splits.reduce(
+/** Success pooled over measurements (seeds, splits), with the pool's Wilson interval. */
+function poolResults(results: ReadonlyArray<SplitResult | undefined>): SplitResult | undefined {
+  const found = results.filter((value): value is SplitResult => value !== undefined);
+  if (found.length === 0) return undefined;
+  const episodes = found.reduce((total, value) => total + value.episodes, 0);
+  const successes = found.reduce(
     (total, value) => total + Math.round(value.successRate * value.episodes),
     0,
   );
@@ -75,6 +73,11 @@ export function pooled(points: readonly CurvePoint[]): SplitResult | undefined {
     interval: wilsonInterval95(successes, episodes),
     episodes,
   };
+}
+
+/** Greedy success pooled over seeds and both splits, with the pool's Wilson interval. */
+export function pooled(points: readonly CurvePoint[]): SplitResult | undefined {
+  return poolResults(points.flatMap((point) => [point.valid_seen, point.valid_unseen]));
 }
 
 const finalPoints = (curves: readonly CurvePoint[], condition: BudgetCondition) =>
@@ -156,20 +159,8 @@ export function budgetTable(curves: readonly CurvePoint[]) {
       const numbers = points.map(read).filter((value): value is number => value !== undefined);
       return numbers.length === 0 ? undefined : numbers.reduce((a, b) => a + b, 0) / numbers.length;
     };
-    const pool = (read: (point: CurvePoint) => SplitResult | undefined) => {
-      const found = points.map(read).filter((value): value is SplitResult => value !== undefined);
-      if (found.length === 0) return undefined;
-      const episodes = found.reduce((total, value) => total + value.episodes, 0);
-      const successes = found.reduce(
-        (total, value) => total + Math.round(value.successRate * value.episodes),
-        0,
-      );
-      return {
-        successRate: successes / episodes,
-        interval: wilsonInterval95(successes, episodes),
-        episodes,
-      };
-    };
+    const pool = (read: (point: CurvePoint) => SplitResult | undefined) =>
+      poolResults(points.map(read));
     return {
       condition,
       seeds: points.map((point) => point.seed),

@@ -41,19 +41,9 @@ for step in scripts/setup.d/*.sh; do
   source "$step"
 done
 
-missing=()
-for package in "${DEBIAN_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" -ne 0 ]; then
-    log "missing Debian packages: ${missing[*]} (run as root, or: sudo apt-get install ${missing[*]})"
-    exit 1
-  fi
-  log "installing Debian packages: ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+# shellcheck source=../packages/cli/setup/debian-packages.sh
+source packages/cli/setup/debian-packages.sh
+install_debian_packages log "${DEBIAN_PACKAGES[@]}" || exit 1
 
 # npm dependencies: install when node_modules is missing or older than the lockfile.
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then

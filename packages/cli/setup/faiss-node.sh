@@ -444,19 +444,9 @@ after_npm_faiss() {
 # Run as a script (not sourced by the repository's set-up): the Debian packages, then the build.
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   set -euo pipefail
+  # shellcheck source=debian-packages.sh
+  source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/debian-packages.sh"
   cd "${1:-.}"
-  missing=()
-  for package in "${DEBIAN_PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
-  done
-  if [ ${#missing[@]} -gt 0 ]; then
-    if [ "$(id -u)" -ne 0 ]; then
-      faiss_log "missing Debian packages: ${missing[*]} (run as root, or: sudo apt-get install ${missing[*]})"
-      exit 1
-    fi
-    faiss_log "installing Debian packages: ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  fi
+  install_debian_packages faiss_log "${DEBIAN_PACKAGES[@]}"
   after_npm_faiss
 fi
