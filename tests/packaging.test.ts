@@ -4,12 +4,11 @@
  * project outside the workspace and imports from ESM, CJS and TypeScript.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SeededRandom } from '@dreamgym/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { publicPackages, repositoryRoot, run } from './workspace.js';
+import { installPackedProject, publicPackages, repositoryRoot, run } from './workspace.js';
 
 const bin = (name: string) => join(repositoryRoot, 'node_modules', '.bin', name);
 
@@ -36,25 +35,8 @@ describe('@dreamgym/core from its tarball, outside the workspace', () => {
   let project: string;
 
   beforeAll(async () => {
-    project = await mkdtemp(join(tmpdir(), 'dreamgym-consumer-'));
-    await run('npm', ['pack', '--pack-destination', project], {
-      cwd: join(repositoryRoot, 'packages', 'core'),
-    });
-    const tarball = (await readdir(project)).find((file) => file.endsWith('.tgz'))!;
-    await writeFile(
-      join(project, 'package.json'),
-      // faiss-node's install script fetches a prebuilt from GitHub (unreachable here); the
-      // consumer denies it as users on such machines do, and core loads faiss only on use.
-      JSON.stringify({ name: 'consumer', private: true, allowScripts: { 'faiss-node': false } }),
-    );
-    // A TypeScript consumer of a Node library has Node's types.
-    await run(
-      'npm',
-      ['install', '--no-audit', '--no-fund', '--prefer-offline', `./${tarball}`, '@types/node@20'],
-      {
-        cwd: project,
-      },
-    );
+    // A TypeScript consumer of a Node library has Node's types; core loads faiss only on use.
+    project = await installPackedProject('consumer', ['packages/core'], ['@types/node@20']);
   });
 
   afterAll(async () => {

@@ -8,11 +8,10 @@
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { copyFile, mkdir, rm, symlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { repositoryRoot, run } from './workspace.js';
+import { installPackedProject, repositoryRoot, run } from './workspace.js';
 
 interface ReadmeExample {
   readme: string;
@@ -42,6 +41,15 @@ function readmeExamples(): ReadmeExample[] {
 }
 
 const examples = readmeExamples();
+/** The examples' `.mts` files run as the READMEs say: `npx tsx FILE`. */
+const tsx = join(repositoryRoot, 'node_modules', '.bin', 'tsx');
+
+/** The examples that read real data find it through DREAMGYM_DATA_DIR, as their READMEs say. */
+function requireDataDirectory(who: string): void {
+  if (!process.env.DREAMGYM_DATA_DIR) {
+    throw new Error(`DREAMGYM_DATA_DIR is not set: ${who} read it.`);
+  }
+}
 /** The packages the examples import, packed and installed. */
 const PACKED = [
   'packages/core',
@@ -78,34 +86,8 @@ describe('README examples', () => {
     let project: string;
 
     beforeAll(async () => {
-      project = await mkdtemp(join(tmpdir(), 'dreamgym-readme-'));
-      for (const directory of PACKED) {
-        await run('npm', ['pack', '--pack-destination', project], {
-          cwd: join(repositoryRoot, directory),
-        });
-      }
-      const tarballs = (await readdir(project)).filter((file) => file.endsWith('.tgz'));
-      // faiss-node's install script fetches a prebuilt from GitHub (unreachable here): the
-      // project denies it as users on such machines do; the README's doctor step builds it.
-      await writeFile(
-        join(project, 'package.json'),
-        JSON.stringify({
-          name: 'readme-examples',
-          private: true,
-          allowScripts: { 'faiss-node': false, 'node-llama-cpp': false },
-        }),
-      );
-      await run(
-        'npm',
-        [
-          'install',
-          '--no-audit',
-          '--no-fund',
-          '--prefer-offline',
-          ...tarballs.map((file) => `./${file}`),
-        ],
-        { cwd: project },
-      );
+      // The README's doctor step below builds the faiss-node addon the install leaves out.
+      project = await installPackedProject('readme-examples', PACKED);
       // The MiniWoB++ examples' reader has the PyPI package miniwob in the project's
       // virtualenv: this one is the repository's (made by the set-up).
       await symlink(join(repositoryRoot, '.venv'), join(project, '.venv'), 'dir');
@@ -137,49 +119,36 @@ describe('README examples', () => {
     it.each(adapterExamples)(
       'the %s example loads tasks, mutates one and parses an action (.mts under tsx)',
       async (adapter, expected) => {
-        const data = process.env.DREAMGYM_DATA_DIR;
-        if (!data) throw new Error('DREAMGYM_DATA_DIR is not set: the adapter examples read it.');
-        const tsx = join(repositoryRoot, 'node_modules', '.bin', 'tsx');
-        const output = await run(tsx, ['example.mts'], {
-          cwd: join(project, adapter),
-          env: { ...process.env, DREAMGYM_DATA_DIR: data },
-        });
+        requireDataDirectory('the adapter examples');
+        const output = await run(tsx, ['example.mts'], { cwd: join(project, adapter) });
         for (const pattern of expected) expect(output).toMatch(pattern);
       },
       300_000,
     );
 
     it("llama's example chats, answers to a schema and scores with the local model, and serves it", async () => {
-      const tsx = join(repositoryRoot, 'node_modules', '.bin', 'tsx');
       await run(tsx, ['chat.mts'], { cwd: join(project, 'llama') });
     }, 300_000);
 
     it("the browser's MiniWoB++ example clicks the button of click-test in Chromium", async () => {
-      const tsx = join(repositoryRoot, 'node_modules', '.bin', 'tsx');
       const output = await run(tsx, ['miniwob-click.mts'], { cwd: join(project, 'browser') });
       expect(output).toMatch(/button 'Click Me!'/);
       expect(output).toMatch(/^1 true$/m);
     }, 300_000);
 
     it('the MiniWoB++ example builds a dataset on the real pages and steps one', async () => {
-      const tsx = join(repositoryRoot, 'node_modules', '.bin', 'tsx');
       const output = await run(tsx, ['example.mts'], { cwd: join(project, 'miniwob') });
       expect(output).toMatch(/reward: -?1/);
       expect(output).toMatch(/done: true/);
     }, 300_000);
 
     it("the server's example serves ALFWorld over OpenEnv until Ctrl-C, then exits", async () => {
-      const data = process.env.DREAMGYM_DATA_DIR;
-      if (!data) throw new Error('DREAMGYM_DATA_DIR is not set: the server example reads it.');
-      const child = spawn(
-        join(repositoryRoot, 'node_modules', '.bin', 'tsx'),
-        ['serve-alfworld.mts'],
-        {
-          cwd: join(project, 'server'),
-          env: { ...process.env, DREAMGYM_DATA_DIR: data, PORT: '0' },
-          stdio: ['ignore', 'pipe', 'inherit'],
-        },
-      );
+      requireDataDirectory('the server example');
+      const child = spawn(tsx, ['serve-alfworld.mts'], {
+        cwd: join(project, 'server'),
+        env: { ...process.env, PORT: '0' },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
       const url = await new Promise<string>((resolve, reject) => {
         let output = '';

@@ -1,6 +1,8 @@
 /** Helpers for repository-level tests: the workspace's packages and running commands. */
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -48,4 +50,45 @@ export async function run(
     const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
     throw new Error(`${command} ${args.join(' ')} failed in ${options.cwd}:\n${stdout}${stderr}`);
   }
+}
+
+/**
+ * A user's project outside the workspace: a new folder holding the packages of `directories`
+ * (relative to the repository) installed from their packed tarballs, with `extra` registry
+ * packages. Install scripts are denied as npm 11 does by default: faiss-node's (and
+ * node-llama-cpp's) fetch prebuilts from GitHub, unreachable here.
+ */
+export async function installPackedProject(
+  name: string,
+  directories: readonly string[],
+  extra: readonly string[] = [],
+): Promise<string> {
+  const project = await mkdtemp(join(tmpdir(), `dreamgym-${name}-`));
+  for (const directory of directories) {
+    await run('npm', ['pack', '--pack-destination', project], {
+      cwd: join(repositoryRoot, directory),
+    });
+  }
+  const tarballs = (await readdir(project)).filter((file) => file.endsWith('.tgz'));
+  await writeFile(
+    join(project, 'package.json'),
+    JSON.stringify({
+      name,
+      private: true,
+      allowScripts: { 'faiss-node': false, 'node-llama-cpp': false },
+    }),
+  );
+  await run(
+    'npm',
+    [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--prefer-offline',
+      ...tarballs.map((file) => `./${file}`),
+      ...extra,
+    ],
+    { cwd: project },
+  );
+  return project;
 }
