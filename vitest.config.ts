@@ -3,59 +3,16 @@
  * testing its TypeScript sources (`src/`) directly, with `@dreamgym/*` imports resolved to
  * the sources too, plus the repository-level project in `tests/` (packaging, release).
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { workspacePackages } from './packages/test-support/src/workspace-sources.js';
 
 const root = import.meta.dirname;
-
-interface WorkspacePackage {
-  name: string;
-  directory: string;
-  /** Each export subpath with the source file its built file comes from. */
-  subpaths: Array<{ subpath: string; source: string }>;
-}
-
-/** `./dist/testing/vitest.js` -> `src/testing/vitest.ts`: the source a built entry comes from. */
-function sourceOf(directory: string, target: unknown): string {
-  let file = target;
-  while (file !== null && typeof file === 'object') {
-    const conditions = file as Record<string, unknown>;
-    file = conditions.import ?? conditions.default ?? conditions.require;
-  }
-  if (typeof file !== 'string') return resolve(directory, 'src', 'index.ts');
-  return resolve(directory, file.replace(/^\.\/dist\//, 'src/').replace(/\.(c|m)?js$/, '.ts'));
-}
-
-function workspacePackages(): WorkspacePackage[] {
-  const packages: WorkspacePackage[] = [];
-  for (const group of ['packages', 'adapters', 'benchmarks']) {
-    const groupDirectory = join(root, group);
-    if (!existsSync(groupDirectory)) continue;
-    const directories =
-      group === 'benchmarks'
-        ? [groupDirectory]
-        : readdirSync(groupDirectory).map((name) => join(groupDirectory, name));
-    for (const directory of directories) {
-      const manifestPath = join(directory, 'package.json');
-      if (!existsSync(manifestPath)) continue;
-      const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
-      const exports: Record<string, unknown> = manifest.exports ?? { '.': './dist/index.js' };
-      const subpaths = Object.entries(exports)
-        .filter(([subpath]) => subpath !== './package.json')
-        .map(([subpath, target]) => ({ subpath, source: sourceOf(directory, target) }));
-      packages.push({ name: manifest.name, directory, subpaths });
-    }
-  }
-  return packages;
-}
-
-const packages = workspacePackages();
+const packages = workspacePackages(root);
 
 /** `@dreamgym/core` -> packages/core/src/index.ts, `@dreamgym/core/testing` -> src/testing/index.ts. */
-const sourceAliases = packages.flatMap(({ name, subpaths }) =>
-  subpaths.map(({ subpath, source }) => ({
-    find: new RegExp(`^${(name + subpath.slice(1)).replace(/[/.]/g, '\\$&')}$`),
+const sourceAliases = packages.flatMap(({ entries }) =>
+  entries.map(({ specifier, source }) => ({
+    find: new RegExp(`^${specifier.replace(/[/.]/g, '\\$&')}$`),
     replacement: source,
   })),
 );

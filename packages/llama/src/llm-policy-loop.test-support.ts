@@ -5,7 +5,7 @@
  * the embedded retrieval experience model over real corridor play.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
   type DreamGymComponents,
@@ -25,6 +25,7 @@ import {
   createCorridorAdapter,
   playCorridor,
 } from '@dreamgym/core/testing';
+import { workspacePackages } from '@dreamgym/test-support';
 import { build } from 'esbuild';
 import type { LlmPolicy } from './llm-policy.js';
 import { corridorLlmPolicy } from './llm-policy.test-support.js';
@@ -126,23 +127,6 @@ export async function corridorLlmLoop(
 }
 
 /**
- * `@dreamgym/core` and each of its subpath entries (`@dreamgym/core/policy`...) mapped to the
- * source its built file comes from (`./dist/policy/index.js` -> `src/policy/index.ts`).
- */
-async function coreSourceAliases(root: string): Promise<Record<string, string>> {
-  const manifest = JSON.parse(await readFile(join(root, 'packages/core/package.json'), 'utf8')) as {
-    exports: Record<string, string | { import: { default: string } }>;
-  };
-  const aliases: Record<string, string> = {};
-  for (const [subpath, target] of Object.entries(manifest.exports)) {
-    if (typeof target === 'string') continue; // ./package.json
-    const source = target.import.default.replace(/^\.\/dist\//, 'src/').replace(/\.js$/, '.ts');
-    aliases[`@dreamgym/core${subpath.slice(1)}`] = join(root, 'packages/core', source);
-  }
-  return aliases;
-}
-
-/**
  * Bundles a TypeScript entry of this repository (workspace imports resolved to their
  * sources) into node_modules/.cache and starts it with `args`; stdout is piped.
  */
@@ -160,7 +144,12 @@ export async function startChild(entry: string, args: readonly string[]): Promis
     format: 'esm',
     target: 'node20',
     packages: 'external',
-    alias: await coreSourceAliases(root),
+    // Workspace imports resolve to their sources, as in the repository's vitest config.
+    alias: Object.fromEntries(
+      workspacePackages(root).flatMap(({ entries }) =>
+        entries.map(({ specifier, source }) => [specifier, source]),
+      ),
+    ),
     outfile,
     logLevel: 'silent',
   });

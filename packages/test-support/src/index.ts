@@ -33,3 +33,4 @@ export type {
   ResponseFormatSupport,
   ServerCapabilities,
 } from './scripted-replies.js';
+export { type WorkspacePackage, workspacePackages } from './workspace-sources.js';
