@@ -230,7 +230,7 @@ async function evaluate(
   },
 ): Promise<EvaluationMetrics> {
   const { environment } = options;
-  const gapModel = environment === 'synthetic' ? await freshModels() : undefined;
+  const gapModel = environment === 'synthetic' ? freshModels() : undefined;
   const gapBuffer = environment === 'synthetic' ? await offlineBuffer.fresh('gap') : undefined;
   try {
     const { metrics } = await evaluatePolicy({
@@ -263,7 +263,7 @@ async function evaluate(
 }
 
 /** The embedded experience model, built afresh: one run's `learn` never reaches another's. */
-async function freshModels() {
+function freshModels() {
   return embeddedExperienceModel(setup.adapter, setup.offlineTrajectories, {});
 }
 
@@ -290,7 +290,7 @@ async function train(
   const runDirectory = join(scratch, `run-${condition}-${seed}`);
   const policy = newPolicy(seed);
   await policy.loadState(from);
-  const models = await freshModels();
+  const models = freshModels();
   const buffer = await offlineBuffer.fresh(`${condition}-${seed}`);
   const started = performance.now();
   const resumed = (await DreamGymLoop.latestCheckpoint(runDirectory)) !== undefined;

@@ -133,14 +133,7 @@ export async function loadRunPolicy(
       { path: runDirectory },
     );
   }
-  const folder = checkpoint.folder('policy');
-  if (!folder) {
-    throw new CheckpointError(
-      `Checkpoint ${checkpoint.name} in ${runDirectory} has no policy folder; it was written by another version.`,
-      { path: runDirectory },
-    );
-  }
-  await policy.loadState(folder);
+  await policy.loadState(checkpointFolder(checkpoint, 'policy', runDirectory));
   let experienceTransitions = 0;
   if (options.replayBuffer) {
     const { experienceLines } = CountersSchema.parse(checkpoint.json('counters'));

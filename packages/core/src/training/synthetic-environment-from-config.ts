@@ -27,7 +27,8 @@ export interface SyntheticEnvironmentParts {
 /**
  * The synthetic environment `config` describes: `retrieval.k` demonstrations per step (none
  * when `retrieval.enabled` is false), the episode's history unless `history.enabled` is
- * false, `maxSteps`, `invalidActionPenalty`, retrieval restricted to the adapter's domain.
+ * false, `maxSteps`, `invalidActionPenalty`; retrieval is restricted to the adapter's domain, as
+ * every `SyntheticEnvironment`'s is.
  */
 export function syntheticEnvironmentFromConfig(
   config: DreamGymConfig | DreamGymConfigInput,
@@ -42,6 +43,5 @@ export function syntheticEnvironmentFromConfig(
     useHistory: parsed.history.enabled,
     maxSteps: parsed.maxSteps,
     invalidActionPenalty: parsed.invalidActionPenalty,
-    filter: { domain: parts.adapter.name },
   });
 }
