@@ -153,16 +153,23 @@ const results: Results = existsSync(resultsFile)
   ? { curves: (JSON.parse(await readFile(resultsFile, 'utf8')) as Results).curves ?? [] }
   : { curves: [] };
 
-function pointOf(
-  condition: BudgetCondition,
-  seed: number,
-  realTransitions: number,
-): CurvePoint | undefined {
+/** The point of `condition` and `seed` kept at `mark` real transitions. */
+function pointOf(condition: BudgetCondition, seed: number, mark: number): CurvePoint | undefined {
   return results.curves.find(
-    (point) =>
-      point.condition === condition &&
-      point.seed === seed &&
-      point.realTransitions === realTransitions,
+    (point) => point.condition === condition && point.seed === seed && point.mark === mark,
+  );
+}
+
+/** Whether every evaluation of the point is in the results file already. */
+function measured(condition: BudgetCondition, seed: number, mark: number, final: boolean): boolean {
+  const point = pointOf(condition, seed, mark);
+  if (!point?.valid_seen || !point.valid_unseen) return false;
+  if (!final) return true;
+  return Boolean(
+    point.sampled?.valid_seen &&
+      point.sampled.valid_unseen &&
+      point.syntheticToRealGap?.synthetic !== undefined &&
+      point.syntheticToRealGap.real !== undefined,
   );
 }
 
@@ -392,9 +399,14 @@ async function trainReal(condition: 'real-grpo' | 'real-ppo', seed: number): Pro
   );
 }
 
-/** Real-env GRPO's updates to reach the final budget for `seed`: DreamGym makes as many. */
+/**
+ * Real-env GRPO's updates to reach the final budget for `seed`: DreamGym makes as many. From
+ * the scratch folder, or from the results file when the scratch folder that trained it is gone.
+ */
 async function updatesAtFinalBudget(seed: number): Promise<number> {
-  const cost = await readCost(pointDirectory('real-grpo', seed, finalBudget));
+  const cost =
+    (await readCost(pointDirectory('real-grpo', seed, finalBudget))) ??
+    pointOf('real-grpo', seed, finalBudget);
   if (!cost) {
     throw new Error(
       `DreamGym makes as many updates as real-env GRPO made to reach ${finalBudget} real transitions: run real-grpo for seed ${seed} first.`,
@@ -464,7 +476,7 @@ async function evaluatePoint(
   const cost = (await readCost(directory))!;
   let point = pointOf(condition, seed, realTransitions);
   if (!point) {
-    point = { condition, seed, ...cost, final };
+    point = { condition, seed, mark: realTransitions, ...cost, final };
     results.curves.push(point);
   }
   Object.assign(point, cost, { final });
@@ -576,6 +588,8 @@ try {
           break;
         case 'real-grpo':
         case 'real-ppo':
+          // Measured in full (perhaps by a run whose scratch folder is gone): nothing to do.
+          if (marks.every((mark) => measured(condition, seed, mark, mark === finalBudget))) break;
           await trainReal(condition, seed);
           for (const mark of marks)
             await evaluatePoint(condition, seed, mark, mark === finalBudget);

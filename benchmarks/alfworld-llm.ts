@@ -37,6 +37,7 @@ import {
 import { EnvironmentPool } from '@dreamgym/core/rollout';
 import { cloneBehaviour } from '@dreamgym/core/training';
 import { LlamaPolicyRuntime, LlmPolicy } from '../packages/llama/src/index.js';
+import { type AlfworldLlmPromptStyle, alfworldLlmPrompt } from './alfworld-llm-prompt.js';
 
 const { values } = parseArgs({
   options: {
@@ -109,8 +110,6 @@ const evaluationSets: Record<Split, Task[]> = {
 };
 const realPool = new EnvironmentPool(setup.realEnvironment);
 
-const compactInstructions =
-  'You are a household robot in ALFWorld. Each turn, choose one of the admissible commands to make progress on the task. Reply with exactly one command inside <action></action>.';
 const runtime = await LlamaPolicyRuntime.load({
   model: values.model!,
   contextSize: number('context-size'),
@@ -119,14 +118,7 @@ const runtime = await LlamaPolicyRuntime.load({
 });
 const policy = await LlmPolicy.create({
   runtime,
-  prompt:
-    values.prompt === 'full'
-      ? {
-          agentInstructions: setup.adapter.prompts.agentInstructions,
-          environmentDescription: setup.adapter.prompts.environmentDescription,
-          historyWindow: 5,
-        }
-      : { agentInstructions: '', systemPrompt: compactInstructions, historyWindow: 3 },
+  prompt: alfworldLlmPrompt(setup, values.prompt as AlfworldLlmPromptStyle),
   actionSelection: selection,
   parseAction: (text) => setup.adapter.parseAction(text),
   maxTokens: 32,

@@ -28,6 +28,9 @@ export interface SplitResult {
 export interface CurvePoint {
   condition: BudgetCondition;
   seed: number;
+  /** The curve mark the point was kept at (3K, 10K, ...; 0 for synthetic-only points). */
+  mark: number;
+  /** Real transitions actually used: the first iteration that crossed the mark ends at or above it. */
   realTransitions: number;
   syntheticTransitions: number;
   /** Policy updates (loop iterations) from the starting policy. */
@@ -224,18 +227,18 @@ export function renderBudgetReport(
             if (dreamgym) points.unshift(dreamgym);
           }
         }
-        // One line per condition: success pooled over the seeds measured at each x.
-        const xs = [
-          ...new Set(
-            [...bySeed.values()].flatMap((points) => points.map((point) => point.realTransitions)),
-          ),
+        // One line per condition: success pooled over the seeds measured at each mark, drawn
+        // at the mean real transitions those points used.
+        const marks = [
+          ...new Set([...bySeed.values()].flatMap((points) => points.map((point) => point.mark))),
         ].sort((a, b) => a - b);
         const line: Array<[number, number]> = [];
         const band: Array<[number, number, number]> = [];
-        for (const x of xs) {
+        for (const mark of marks) {
           const at = [...bySeed.values()].flatMap((points) =>
-            points.filter((point) => point.realTransitions === x),
+            points.filter((point) => point.mark === mark),
           );
+          const x = at.reduce((total, point) => total + point.realTransitions, 0) / at.length;
           const value =
             split === 'both'
               ? pooled(at)

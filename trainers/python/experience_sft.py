@@ -38,13 +38,10 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 SCRIPT_DIRECTORY = Path(__file__).resolve().parent
 sys.path.insert(0, str(SCRIPT_DIRECTORY))
 
+from dreamgym_trainer.model_path import default_model_path  # noqa: E402
 from gguf_converter import convert_to_gguf, ensure_converter  # noqa: E402
 
-DEFAULT_MODEL = (
-    Path(os.environ.get("DREAMGYM_MODEL_DIR", "").strip() or Path(os.environ.get("XDG_CACHE_HOME", "").strip() or Path.home() / ".cache") / "dreamgym" / "models")
-    / "smollm2-135m-instruct"
-    / "SmolLM2-135M-Instruct.Q4_1.gguf"
-)
+DEFAULT_MODEL = default_model_path()
 # The system prompt SmolLM2's template adds to conversations without one (the runtime does too).
 SMOLLM2_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
 

@@ -96,6 +96,22 @@ class GgufFile:
     def get(self, key: str, default: Any = None) -> Any:
         return self.metadata.get(key, default)
 
+    def read_strings(self, key: str) -> list[str]:
+        """A string array of the metadata (the vocabulary, `tokenizer.ggml.tokens`), decoded."""
+        if key not in self.value_offsets:
+            raise GgufFormatError(f"{self.path}: no metadata key {key}.")
+        offset, value_type = self.value_offsets[key]
+        with open(self.path, "rb") as handle:
+            handle.seek(offset)
+            element_type, count = struct.unpack("<IQ", handle.read(12))
+            if value_type != _ARRAY or element_type != _STRING:
+                raise GgufFormatError(f"{self.path}: {key} is not an array of strings.")
+            values = []
+            for _ in range(count):
+                (length,) = struct.unpack("<Q", handle.read(8))
+                values.append(handle.read(length).decode("utf-8", errors="replace"))
+        return values
+
     def read_tensor(self, info: GgufTensorInfo) -> np.ndarray:
         """The tensor dequantised to float32, shape (rows, columns)."""
         raw = np.memmap(self.path, dtype=np.uint8, mode="r", offset=info.offset, shape=(info.nbytes,))
@@ -507,12 +523,17 @@ def export_lora_gguf(
     alpha: float,
     source: str | os.PathLike[str] | GgufFile,
     out_path: str | os.PathLike[str],
+    tensor_type: str = "f32",
 ) -> dict[str, Any]:
     """Writes LoRA adapters as a llama.cpp adapter GGUF.
 
     `adapters` maps a wrapped module's name (`...layers.3.self_attn.q_proj`) to its
     `(lora_A, lora_B)` weights, shapes `(r, in)` and `(out, r)`. llama.cpp scales the product
-    by `alpha / r`, as peft does. Returns `{path, bytes, seconds}`."""
+    by `alpha / r`, as peft does. `tensor_type`: `f32` (default) or `f16` (half the size).
+    Returns `{path, bytes, seconds}`."""
+    if tensor_type not in ("f32", "f16"):
+        raise ValueError(f"a LoRA adapter GGUF is f32 or f16, got {tensor_type!r}")
+    numpy_type = np.float32 if tensor_type == "f32" else np.float16
     started = time.perf_counter()
     out_path = str(out_path)
     reader = source if isinstance(source, GgufFile) else scan_gguf(source)
@@ -532,8 +553,8 @@ def export_lora_gguf(
         heads = _rotary_heads(base, config.num_attention_heads, config.num_key_value_heads)
         if heads is not None:
             b = permute_rotary(b, *heads)
-        writer.add_tensor(f"{base}.lora_a", np.ascontiguousarray(a))
-        writer.add_tensor(f"{base}.lora_b", np.ascontiguousarray(b))
+        writer.add_tensor(f"{base}.lora_a", np.ascontiguousarray(a, dtype=numpy_type))
+        writer.add_tensor(f"{base}.lora_b", np.ascontiguousarray(b, dtype=numpy_type))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()

@@ -230,3 +230,35 @@ class PackedForward:
                 for index, output in zip(batch, self.forward([samples[i] for i in batch], want_entropy)):
                     results[index] = output
         return results  # type: ignore[return-value]
+
+
+def answer_logprobs(
+    causal_lm: Any,
+    device: torch.device,
+    rows: list[tuple[list[int], list[int]]],
+    autocast: torch.dtype | None = None,
+) -> list[torch.Tensor]:
+    """Per-token log-probabilities of each row's answer after its prompt, for rows of one
+    continuation each (behaviour cloning, sequence samples): the rows are right-padded into
+    one batch under the model's plain causal mask (padding comes after every real token, so no
+    real token sees it), and only the answer positions reach the LM head. Differentiable when
+    grad is enabled. `autocast`: a lower-precision compute type on CUDA (weights stay fp32)."""
+    width = max(len(prompt) + len(answer) for prompt, answer in rows)
+    input_ids = torch.zeros((len(rows), width), dtype=torch.long)
+    gather_rows: list[int] = []
+    gather_positions: list[int] = []
+    targets: list[int] = []
+    for row_index, (prompt, answer) in enumerate(rows):
+        input_ids[row_index, : len(prompt) + len(answer)] = torch.tensor(prompt + answer, dtype=torch.long)
+        # Answer token j is predicted at the position before it.
+        gather_rows.extend([row_index] * len(answer))
+        gather_positions.extend(range(len(prompt) - 1, len(prompt) + len(answer) - 1))
+        targets.extend(answer)
+    use_autocast = autocast is not None and device.type == "cuda"
+    with torch.autocast(device.type, dtype=autocast, enabled=use_autocast):
+        hidden = causal_lm.model(input_ids=input_ids.to(device), use_cache=False).last_hidden_state
+        picked = hidden[torch.tensor(gather_rows, device=device), torch.tensor(gather_positions, device=device)]
+        logits = causal_lm.lm_head(picked)
+    logp = torch.log_softmax(logits.float(), dim=-1)
+    chosen = logp.gather(1, torch.tensor(targets, device=device)[:, None])[:, 0]
+    return list(torch.split(chosen, [len(answer) for _, answer in rows]))

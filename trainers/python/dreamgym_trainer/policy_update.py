@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from .packed_forward import answer_logprobs
 from .policy_loss import LossConfig, k3_kl, token_loss
 from .samples import Sample, SampleOutput, check_schedule, parse_sample
 
@@ -148,14 +149,23 @@ def behaviour_cloning(
         trainer.optimizer.zero_grad(set_to_none=True)
         units = sum(samples[i].units for i in mini_batch)
         for micro in trainer.packed.micro_batches(samples, mini_batch):
-            outputs = trainer.packed.forward([samples[i] for i in micro], False)
-            loss = torch.zeros((), device=trainer.device)
-            for index, output in zip(micro, outputs):
-                sample = samples[index]
-                negative = -(output.logprob if sample.is_choice else output.token_logprobs.sum())
-                loss = loss + negative
-                total_nll += float(negative.detach())
-                count += 1
+            chosen = [samples[i] for i in micro]
+            if trainer.packed.boundary == 0 and not any(sample.is_choice for sample in chosen):
+                # Sequences through every trainable layer: one padded causal batch, no masks.
+                negatives = [
+                    -logprobs.sum()
+                    for logprobs in answer_logprobs(
+                        trainer.causal_lm, trainer.device, [(s.prompt, s.continuations[0]) for s in chosen]
+                    )
+                ]
+            else:
+                negatives = [
+                    -(output.logprob if sample.is_choice else output.token_logprobs.sum())
+                    for sample, output in zip(chosen, trainer.packed.forward(chosen, False))
+                ]
+            loss = torch.stack(negatives).sum()
+            total_nll += float(loss.detach())
+            count += len(negatives)
             (loss / units).backward()
         grad_norms.append(trainer.step(max_grad_norm))
     return {

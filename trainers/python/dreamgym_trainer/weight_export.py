@@ -29,7 +29,7 @@ def export_weights(
     if tensor_type == "lora":
         if not lora:
             raise ValueError("export type lora needs mode lora; export a whole model (f16, f32, q8_0) instead")
-        result = export_lora_gguf(_lora_adapters(causal_lm), lora_alpha, source, out_path)
+        result = export_lora_gguf(lora_adapters(causal_lm), lora_alpha, source, out_path)
     else:
         result = export_full_gguf(_merged_weights(causal_lm, lora), source, out_path, tensor_type=tensor_type)
     result["seconds"] = time.perf_counter() - started
@@ -44,7 +44,8 @@ def _lora_modules(causal_lm: Any) -> Iterator[tuple[str, Any]]:
             yield name, module
 
 
-def _lora_adapters(causal_lm: Any) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+def lora_adapters(causal_lm: Any) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+    """Each LoRA-wrapped module's (lora_A, lora_B) weights, by module name."""
     return {
         name: (module.lora_A["default"].weight, module.lora_B["default"].weight)
         for name, module in _lora_modules(causal_lm)

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -14,16 +13,11 @@ if str(TRAINER_DIRECTORY) not in sys.path:
     sys.path.insert(0, str(TRAINER_DIRECTORY))
 
 
-def _model_path() -> Path:
-    base = os.environ.get("DREAMGYM_MODEL_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "dreamgym", "models"
-    )
-    return Path(base) / "smollm2-135m-instruct" / "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
 @pytest.fixture(scope="session")
 def model_path() -> Path:
-    path = _model_path()
+    from dreamgym_trainer.model_path import default_model_path
+
+    path = default_model_path()
     if not path.is_file():
         pytest.fail(
             f"{path} is missing: run `bash scripts/setup.sh` (or `dreamgym model pull smollm2-135m-instruct`), "
