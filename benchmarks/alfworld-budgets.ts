@@ -21,10 +21,9 @@
  * final points also sampled, and on the same 48 training games in the synthetic environment
  * and on the real engine (the sim-to-real gap).
  *
- * Everything is resumable: training runs keep their run folders and checkpoints in
- * `--scratch DIR` (default scratch/alfworld-budgets), a curve point's policy is kept there as
- * it is reached, and every evaluation is written to the results file as it finishes, so a run
- * stopped at any moment continues where it was with the same command.
+ * Resumable: run folders, checkpoints and curve points' policies live in `--scratch DIR`
+ * (default scratch/alfworld-budgets), every evaluation is written to the results file as it
+ * finishes, and points measured in full there are not trained again.
  *
  * Usage (after `npm run build`):
  *   DREAMGYM_DATA_DIR=../shared/data npx tsx benchmarks/alfworld-budgets.ts \
@@ -57,7 +56,16 @@ import {
 } from '@dreamgym/core';
 import { EnvironmentPool } from '@dreamgym/core/rollout';
 import { log, writeOfflineBuffer } from './alfworld-protocol.js';
-import { marksCrossed, type PointCost, readCost, runMetrics, writeCost } from './budgets-points.js';
+import {
+  findPoint,
+  marksCrossed,
+  measured,
+  type PointCost,
+  readCost,
+  runMetrics,
+  splitResult,
+  writeCost,
+} from './budgets-points.js';
 import {
   BUDGET_CONDITIONS,
   type BudgetCondition,
@@ -66,7 +74,6 @@ import {
   budgetTable,
   type CurvePoint,
   renderBudgetReport,
-  type SplitResult,
   summaryLines,
 } from './budgets-report.js';
 
@@ -153,25 +160,8 @@ const results: Results = existsSync(resultsFile)
   ? { curves: (JSON.parse(await readFile(resultsFile, 'utf8')) as Results).curves ?? [] }
   : { curves: [] };
 
-/** The point of `condition` and `seed` kept at `mark` real transitions. */
-function pointOf(condition: BudgetCondition, seed: number, mark: number): CurvePoint | undefined {
-  return results.curves.find(
-    (point) => point.condition === condition && point.seed === seed && point.mark === mark,
-  );
-}
-
-/** Whether every evaluation of the point is in the results file already. */
-function measured(condition: BudgetCondition, seed: number, mark: number, final: boolean): boolean {
-  const point = pointOf(condition, seed, mark);
-  if (!point?.valid_seen || !point.valid_unseen) return false;
-  if (!final) return true;
-  return Boolean(
-    point.sampled?.valid_seen &&
-      point.sampled.valid_unseen &&
-      point.syntheticToRealGap?.synthetic !== undefined &&
-      point.syntheticToRealGap.real !== undefined,
-  );
-}
+const pointOf = (condition: BudgetCondition, seed: number, mark: number) =>
+  findPoint(results.curves, condition, seed, mark);
 
 const reportSettings: BudgetSettings = {
   finalBudget,
@@ -217,14 +207,6 @@ const realPool = new EnvironmentPool(() =>
 );
 const newPolicy = (seed: number) =>
   createLinearSoftmaxPolicy(parseDreamGymConfig(baseConfig(seed)));
-
-function splitResult(metrics: EvaluationMetrics): SplitResult {
-  return {
-    successRate: metrics.successRate,
-    interval: [...metrics.successInterval95],
-    episodes: metrics.episodes,
-  };
-}
 
 async function evaluate(
   policy: LinearSoftmaxPolicy,
@@ -589,7 +571,8 @@ try {
         case 'real-grpo':
         case 'real-ppo':
           // Measured in full (perhaps by a run whose scratch folder is gone): nothing to do.
-          if (marks.every((mark) => measured(condition, seed, mark, mark === finalBudget))) break;
+          if (marks.every((mark) => measured(pointOf(condition, seed, mark), mark === finalBudget)))
+            break;
           await trainReal(condition, seed);
           for (const mark of marks)
             await evaluatePoint(condition, seed, mark, mark === finalBudget);

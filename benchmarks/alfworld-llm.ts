@@ -14,11 +14,16 @@
  *     [--iterations 1] [--tasks-per-iteration 2] [--rollouts 2] [--budget 20] \
  *     [--selection generate|score] [--prompt compact|full] [--top-layers 4] [--lora-rank 16] \
  *     [--learning-rate 1e-4] [--device cpu|cuda] [--threads 2] [--modes greedy] [--seed 1] \
- *     [--conditions base,bc,dreamgym,dreamgym-s2r] [--model local|PATH.gguf]
+ *     [--conditions base,bc,dreamgym,dreamgym-s2r] [--model local|PATH.gguf] \
+ *     [--bc-adapter DIR]
+ * `--top-layers all` puts LoRA on every block. `--bc-adapter DIR` takes behaviour cloning from a
+ * run of `python -m dreamgym_trainer.behaviour_cloning` (DIR holds its `adapter/` and
+ * `metrics.json`; on a GPU: benchmarks/gpu/llm-bc.sh) instead of cloning here; its LoRA shape
+ * must be the one given (`--lora-rank`, `--top-layers`).
  * Writes benchmarks/results/alfworld-llm.json after every condition.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -54,6 +59,7 @@ const { values } = parseArgs({
     selection: { type: 'string', default: 'generate' },
     prompt: { type: 'string', default: 'compact' },
     'top-layers': { type: 'string', default: '4' },
+    'bc-adapter': { type: 'string' },
     'lora-rank': { type: 'string', default: '16' },
     'learning-rate': { type: 'string', default: '1e-4' },
     device: { type: 'string', default: 'cpu' },
@@ -124,7 +130,10 @@ const policy = await LlmPolicy.create({
   maxTokens: 32,
   invalidActionPenalty: -0.1,
   trainer: {
-    lora: { rank: number('lora-rank'), topLayers: number('top-layers') },
+    lora: {
+      rank: number('lora-rank'),
+      ...(values['top-layers'] === 'all' ? {} : { topLayers: number('top-layers') }),
+    },
     learningRate: number('learning-rate'),
     seed,
     backend: {
@@ -189,11 +198,40 @@ interface ConditionResult {
   trainingSeconds: number;
   realTransitions: number;
   syntheticTransitions: number;
-  invalidOutputs: number;
+  /** Decisions whose answer stated no action. */
+  unparsable: number;
+  /** Decisions whose action was outside the grammar or the admissible list. */
+  invalid: number;
   decisions: number;
 }
 const results: ConditionResult[] = [];
 const details: Record<string, unknown> = {};
+/**
+ * Conditions an earlier run measured at the same scale (games, steps, selection, seed) and
+ * this run does not: kept in the results file beside this run's, so conditions can be run
+ * separately (`--conditions base` after `--conditions bc,dreamgym`).
+ */
+const earlier: ConditionResult[] = []; // and their details: this run's replace them
+if (existsSync(resultsFile)) {
+  const previous = JSON.parse(await readFile(resultsFile, 'utf8')) as {
+    scale?: Record<string, unknown>;
+    results?: ConditionResult[];
+    details?: Record<string, unknown>;
+  };
+  const same = (key: string, value: unknown) => previous.scale?.[key] === value;
+  if (
+    same('validSeenTasks', evaluationSets.valid_seen.length) &&
+    same('validUnseenTasks', evaluationSets.valid_unseen.length) &&
+    same('maxSteps', maxSteps) &&
+    same('selection', selection) &&
+    same('seed', seed)
+  ) {
+    earlier.push(
+      ...(previous.results ?? []).filter((entry) => !conditions.includes(entry.condition)),
+    );
+    Object.assign(details, previous.details);
+  }
+}
 
 function loopConfig(budget: number): DreamGymConfigInput {
   return {
@@ -237,7 +275,8 @@ async function writeResults(): Promise<void> {
           s2rRealTransitions: number('budget'),
           selection,
           prompt: values.prompt,
-          lora: { rank: number('lora-rank'), topLayers: number('top-layers') },
+          lora: { rank: number('lora-rank'), topLayers: values['top-layers'] },
+          bcFrom: values['bc-adapter'] ?? 'cloned here (cloneBehaviour)',
           learningRate: number('learning-rate'),
           device: values.device,
           modes,
@@ -246,7 +285,7 @@ async function writeResults(): Promise<void> {
         machine: { cpus: cpus().length, loadAverage: { start: loadAtStart, end: loadavg() } },
         protocol:
           'SmolLM2-135M-Instruct (Q4_1 GGUF in llama.cpp; fp32 LoRA training in the torch worker). bc: behaviour cloning on successful expert trajectories; dreamgym: bc then the DreamGym loop on the retrieval experience model with 0 real transitions; dreamgym-s2r: bc, DreamGym, then real-engine GRPO within the budget. Success on the real ALFWorld engine, 95% Wilson intervals.',
-        results,
+        results: [...earlier, ...results],
         details,
         seconds: (performance.now() - started) / 1000,
       },
@@ -283,7 +322,8 @@ async function measure(
       ...entry,
       ...extra,
       decisions: after.decisions - before.decisions,
-      invalidOutputs: after.invalid + after.unparsable - before.invalid - before.unparsable,
+      unparsable: after.unparsable - before.unparsable,
+      invalid: after.invalid - before.invalid,
     });
     await writeResults();
   }
@@ -297,7 +337,30 @@ try {
     await measure('base', { trainingSeconds: 0, realTransitions: 0, syntheticTransitions: 0 });
   }
   let bcSeconds = 0;
-  if (conditions.some((condition) => condition !== 'base')) {
+  if (conditions.some((condition) => condition !== 'base') && values['bc-adapter']) {
+    const from = resolve(values['bc-adapter']);
+    await policy.loadAdapter(join(from, 'adapter'));
+    const metrics = JSON.parse(await readFile(join(from, 'metrics.json'), 'utf8')) as {
+      deviceName: string;
+      trainingSeconds: number;
+      steps: number;
+      epochsTrained: number;
+      data: { train: number; heldOut: number };
+      evaluations: Record<string, number>[];
+    };
+    bcSeconds = metrics.trainingSeconds;
+    details.behaviourCloning = {
+      from,
+      device: metrics.deviceName,
+      trainDecisions: metrics.data.train,
+      heldOutDecisions: metrics.data.heldOut,
+      steps: metrics.steps,
+      epochsTrained: metrics.epochsTrained,
+      seconds: metrics.trainingSeconds,
+      epochs: metrics.evaluations,
+    };
+    log(`bc: loaded ${from} (${metrics.steps} steps on ${metrics.deviceName})`);
+  } else if (conditions.some((condition) => condition !== 'base')) {
     const cloningStarted = performance.now();
     const cloning = await cloneBehaviour({
       policy,
@@ -322,8 +385,8 @@ try {
     log(
       `bc: best epoch ${cloning.bestEpoch}, held-out NLL ${cloning.initialHeldOutNegativeLogLikelihood.toFixed(3)} -> ${cloning.bestHeldOutNegativeLogLikelihood.toFixed(3)} (${bcSeconds.toFixed(0)} s)`,
     );
-    await policy.saveState(bcState);
   }
+  if (conditions.some((condition) => condition !== 'base')) await policy.saveState(bcState);
   if (conditions.includes('bc')) {
     await measure('bc', {
       trainingSeconds: bcSeconds,

@@ -7,7 +7,8 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { IterationMetrics } from '@dreamgym/core';
+import type { EvaluationMetrics, IterationMetrics } from '@dreamgym/core';
+import type { BudgetCondition, CurvePoint, SplitResult } from './budgets-report.js';
 
 /** What reaching a curve point took, from the starting policy. */
 export interface PointCost {
@@ -47,4 +48,37 @@ export function marksCrossed(
   const before = records.at(-2)?.realTransitions ?? 0;
   const after = records.at(-1)!.realTransitions;
   return wanted.filter((mark) => before < mark && mark <= after);
+}
+
+/** The point of `condition` and `seed` kept at `mark` real transitions. */
+export function findPoint(
+  curves: readonly CurvePoint[],
+  condition: BudgetCondition,
+  seed: number,
+  mark: number,
+): CurvePoint | undefined {
+  return curves.find(
+    (point) => point.condition === condition && point.seed === seed && point.mark === mark,
+  );
+}
+
+/** Whether every evaluation of `point` is in the results (a final point's sampled and gap ones too). */
+export function measured(point: CurvePoint | undefined, final: boolean): boolean {
+  if (!point?.valid_seen || !point.valid_unseen) return false;
+  if (!final) return true;
+  return Boolean(
+    point.sampled?.valid_seen &&
+      point.sampled.valid_unseen &&
+      point.syntheticToRealGap?.synthetic !== undefined &&
+      point.syntheticToRealGap.real !== undefined,
+  );
+}
+
+/** An evaluation's success on one split, as a point records it. */
+export function splitResult(metrics: EvaluationMetrics): SplitResult {
+  return {
+    successRate: metrics.successRate,
+    interval: [...metrics.successInterval95],
+    episodes: metrics.episodes,
+  };
 }

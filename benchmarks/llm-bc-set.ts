@@ -117,13 +117,13 @@ try {
       task: sample.task.id,
       heldOut: isHeldOut,
       prompt: ids,
-      answer: answerIds(sample.action),
+      answer: await answerIds(sample.action),
       action: sample.action,
     };
     if (isHeldOut) {
       heldOut += 1;
       record.candidates = sample.candidates;
-      record.candidateAnswers = sample.candidates.map(answerIds);
+      record.candidateAnswers = await Promise.all(sample.candidates.map(answerIds));
     }
     lines.push(JSON.stringify(record));
     if (lines.length === 1000 || index === samples.length - 1) {

@@ -11,7 +11,8 @@
 #                                           checks the GGUF, runs a small then the full
 #                                           behaviour cloning, writes $OUT/bc/
 # Extra arguments of `train` go to `python -m dreamgym_trainer.behaviour_cloning`. The adapter
-# comes back as $OUT/bc/adapter.gguf (llama.cpp) and $OUT/bc/adapter/ (PEFT).
+# comes back as $OUT/bc/adapter/ (PEFT, with adapter.gguf for llama.cpp beside it) with
+# $OUT/bc/metrics.json; `alfworld-llm.ts --bc-adapter DIR` evaluates it on the real engine.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 STAGE=${STAGE:-/root/dreamgym-stage}

@@ -2,7 +2,8 @@
  * `@dreamgym/llama`: local GGUF models for DreamGym. A `ChatModel` and `ContinuationScorer`
  * running llama.cpp in process (node-llama-cpp, CPU), an OpenAI-compatible HTTP server for
  * the same model, the model cache with its resolver and downloader, and the trainable LLM
- * policy (`LlmPolicy`: acting through llama.cpp, learning in the torch trainer worker).
+ * policy (`LlmPolicy`: acting through llama.cpp in process or through an inference server,
+ * `OpenAICompatibleRuntime`; learning in the torch trainer worker).
  */
 
 export { defaultSystemPromptOf } from './chat-templates.js';
@@ -61,6 +62,10 @@ export {
   resolveModelPath,
 } from './model-files.js';
 export { type PulledModel, type PullModelOptions, pullModel, sha256OfFile } from './model-pull.js';
+export {
+  OpenAICompatibleRuntime,
+  type OpenAICompatibleRuntimeOptions,
+} from './openai-runtime.js';
 export { type LlamaServer, type LlamaServerOptions, startLlamaServer } from './openai-server.js';
 export type { PromptCompletion, PromptCompletionRequest } from './prompt-completion.js';
 export type { GeneratedToken } from './token-generation.js';

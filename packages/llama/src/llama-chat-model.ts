@@ -124,6 +124,19 @@ export class LlamaChatModel implements ChatModel, ContinuationScorer {
     return this.engine.disposed;
   }
 
+  /** Tokens in the model's vocabulary: valid token ids are 0 to this minus one. */
+  get vocabularySize(): number {
+    return this.engine.vocabularySize;
+  }
+
+  /**
+   * The same model and settings with the LoRA adapter GGUF at `path` applied: a second model
+   * in memory, disposed on its own. Throws like {@link LlamaChatModel.load}.
+   */
+  withLoraAdapter(path: string): Promise<LlamaChatModel> {
+    return LlamaChatModel.load({ ...this.engine.options, loraAdapters: [path] });
+  }
+
   /** The model's tokens for `text` (special tokens such as `<|im_end|>` parsed when `special`). */
   tokenize(text: string, special = false): number[] {
     return this.engine.model.tokenize(text, special);

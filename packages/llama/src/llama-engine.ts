@@ -105,6 +105,8 @@ export class LlamaEngine {
   /** Tokens one request may hold. */
   readonly contextSize: number;
   readonly options: ResolvedLlamaChatModelOptions;
+  /** Tokens in the vocabulary (ids outside it abort llama.cpp: check before evaluating). */
+  readonly vocabularySize: number;
   readonly model: LlamaModel;
   readonly pool: SequencePool;
   readonly template: ChatTemplate;
@@ -135,6 +137,8 @@ export class LlamaEngine {
     sequences: LlamaContextSequence[];
   }) {
     this.options = parts.options;
+    const tokens = parts.model.fileInfo.metadata?.tokenizer?.ggml?.tokens;
+    this.vocabularySize = Array.isArray(tokens) ? tokens.length : (parts.model.tokens.eos ?? 0);
     this.name = parts.name;
     this.path = parts.path;
     this.model = parts.model;

@@ -5,6 +5,7 @@
  * adapter over the base GGUF, or a whole exported GGUF) by loading them next to the running
  * model and disposing of the old one once its requests are done.
  */
+import { join } from 'node:path';
 import type { ChatMessage } from '@dreamgym/core/models';
 import { LlamaChatModel } from './llama-chat-model.js';
 import type { LlamaChatModelOptions } from './llama-chat-model-options.js';
@@ -18,6 +19,7 @@ export class LlamaPolicyRuntime implements LlmRuntime {
   readonly id: string;
   readonly modelPath: string;
   readonly endOfTurn: string;
+  readonly weightFormat = 'gguf' as const;
   private model: LlamaChatModel;
   private active = 0;
   private idle: (() => void)[] = [];
@@ -49,7 +51,7 @@ export class LlamaPolicyRuntime implements LlmRuntime {
     return Array.from(await this.model.promptTokens(messages));
   }
 
-  tokenize(text: string): number[] {
+  async tokenize(text: string): Promise<number[]> {
     return this.model.tokenize(text, true);
   }
 
@@ -102,9 +104,14 @@ export class LlamaPolicyRuntime implements LlmRuntime {
     const started = performance.now();
     const next = await LlamaChatModel.load({
       ...this.options,
-      ...(weights.kind === 'lora'
-        ? { model: this.modelPath, loraAdapters: [weights.path] }
-        : { model: weights.path }),
+      ...(weights.kind === 'model'
+        ? { model: weights.path }
+        : {
+            model: this.modelPath,
+            loraAdapters: [
+              weights.kind === 'peft' ? join(weights.path, 'adapter.gguf') : weights.path,
+            ],
+          }),
       id: this.id,
     });
     const previous = this.model;

@@ -79,7 +79,6 @@ export class LlmPolicyActor {
   ): Promise<PolicyDecision> {
     const { runtime } = this.options;
     const format = this.options.prompt.actionFormat ?? 'tagged';
-    const prompt = await runtime.promptTokens(messages);
     const generation = await runtime.generate({
       messages,
       maxTokens: this.options.maxTokens ?? 64,
@@ -88,6 +87,8 @@ export class LlmPolicyActor {
       stop: format === 'tagged' ? ['</action>'] : ['\n'],
       ...(context.signal ? { signal: context.signal } : {}),
     });
+    // The prompt as the engine evaluated it where it says so (a server's own tokenisation).
+    const prompt = generation.promptTokens ?? (await runtime.promptTokens(messages));
     let record: LlmDecisionRecord | undefined;
     if (generation.tokens.length > 0) {
       record = {
@@ -101,7 +102,7 @@ export class LlmPolicyActor {
       record = {
         kind: 'sequence',
         prompt,
-        completion: runtime.tokenize(runtime.endOfTurn),
+        completion: await runtime.tokenize(runtime.endOfTurn),
         behaviour: null,
       };
     }
@@ -218,7 +219,7 @@ export class LlmPolicyActor {
     const record: LlmDecisionRecord = {
       kind: 'choice',
       prompt,
-      candidates: continuations.map((text) => runtime.tokenize(text)),
+      candidates: await Promise.all(continuations.map((text) => runtime.tokenize(text))),
       choice: index,
       behaviour: logProbabilities[index]!,
     };

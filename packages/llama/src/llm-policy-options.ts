@@ -162,4 +162,10 @@ export function validateLlmPolicyOptions(options: LlmPolicyOptions): void {
       field: 'trainer.exportType',
     });
   }
+  if (options.runtime.weightFormat === 'peft' && options.trainer?.mode === 'full') {
+    throw new ConfigError(
+      `The runtime ${options.runtime.id} loads new weights as LoRA adapters (PEFT): trainer.mode must be lora.`,
+      { field: 'trainer.mode' },
+    );
+  }
 }

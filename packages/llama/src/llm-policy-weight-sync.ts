@@ -1,7 +1,8 @@
 /**
  * Getting the trainer's weights to generation: after weights change, the worker exports them
- * as GGUF (a LoRA adapter over the base, or the whole model) into the policy's work folder
- * and the runtime reloads them. Generation then runs on the runtime's (quantised) copy, which
+ * into the policy's work folder in the runtime's format (`weightFormat`: a GGUF LoRA adapter or
+ * whole model for llama.cpp, a PEFT adapter folder for an inference server) and the runtime
+ * loads them. Generation then runs on the runtime's (quantised) copy, which
  * is why the behaviour log-probabilities differ from the trainer's even before the first step
  * (`PolicyUpdateMetrics.behaviourMismatch`).
  */
@@ -39,22 +40,30 @@ export class LlmWeightSync {
     }
   }
 
-  /** Deletes the last exported file. */
+  /** Deletes the last exported file (or adapter folder). */
   async removeServedFile(): Promise<void> {
-    if (this.servedFile) await rm(this.servedFile, { force: true });
+    if (this.servedFile) await rm(this.servedFile, { force: true, recursive: true });
   }
 
   private async sync(): Promise<void> {
     const target = this.version;
-    const exportType =
-      this.options.trainer?.exportType ??
-      ((this.options.trainer?.mode ?? 'lora') === 'lora' ? 'lora' : 'f16');
-    const file = join(
-      this.options.workDirectory,
-      `${exportType === 'lora' ? 'adapter' : 'model'}-${String(target).padStart(5, '0')}.gguf`,
-    );
+    const version = String(target).padStart(5, '0');
     const started = performance.now();
-    const exported = await this.trainer.export(file, exportType);
+    let file: string;
+    let exported: { bytes: number; kind: 'lora' | 'model' | 'peft' };
+    if (this.options.runtime.weightFormat === 'peft') {
+      file = join(this.options.workDirectory, `adapter-${version}`);
+      exported = { ...(await this.trainer.saveAdapter(file)), kind: 'peft' };
+    } else {
+      const exportType =
+        this.options.trainer?.exportType ??
+        ((this.options.trainer?.mode ?? 'lora') === 'lora' ? 'lora' : 'f16');
+      file = join(
+        this.options.workDirectory,
+        `${exportType === 'lora' ? 'adapter' : 'model'}-${version}.gguf`,
+      );
+      exported = await this.trainer.export(file, exportType);
+    }
     const reloadStarted = performance.now();
     await this.options.runtime.loadWeights({ kind: exported.kind, path: file });
     const ended = performance.now();
@@ -65,7 +74,9 @@ export class LlmWeightSync {
     this.options.log?.(
       `llm policy: weights v${target} exported (${(exported.bytes / 1e6).toFixed(1)} MB, ${((reloadStarted - started) / 1000).toFixed(1)} s) and reloaded (${((ended - reloadStarted) / 1000).toFixed(1)} s)`,
     );
-    if (this.servedFile && this.servedFile !== file) await rm(this.servedFile, { force: true });
+    if (this.servedFile && this.servedFile !== file) {
+      await rm(this.servedFile, { force: true, recursive: true });
+    }
     this.servedFile = file;
     this.served = target;
   }

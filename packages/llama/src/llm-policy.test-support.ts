@@ -29,6 +29,9 @@ export class CappedRuntime implements LlmRuntime {
   get endOfTurn() {
     return this.inner.endOfTurn;
   }
+  get weightFormat() {
+    return this.inner.weightFormat;
+  }
   promptTokens(messages: Parameters<LlmRuntime['promptTokens']>[0]) {
     return this.inner.promptTokens(messages);
   }

@@ -171,6 +171,22 @@ export class LlmPolicy implements TrainablePolicy {
   }
 
   /**
+   * Loads a PEFT LoRA adapter folder (`adapter_config.json`, `adapter_model.safetensors`: what
+   * `python -m dreamgym_trainer.behaviour_cloning` and {@link LlmPolicy.saveAdapter} write) into
+   * the policy's weights; the next decision acts on them. Its rank, alpha, target modules and
+   * layers must be the policy's (`trainer.lora`), or this throws naming both.
+   */
+  async loadAdapter(directory: string): Promise<void> {
+    await this.client.loadAdapter(directory);
+    this.weights.weightsChanged();
+  }
+
+  /** Writes the current LoRA weights as a PEFT adapter folder (fp16), the format vLLM and SGLang load. */
+  saveAdapter(directory: string): Promise<{ path: string; bytes: number }> {
+    return this.client.saveAdapter(directory);
+  }
+
+  /**
    * Makes generation run on the trainer's current weights (export, then runtime reload), if
    * they changed since the last time. `act` calls it; call it to time the sync on its own.
    */

@@ -4,7 +4,9 @@
  * given continuations, the tokenizer (the trainer backend works on these token ids, so both
  * sides see the same tokens), and a way to swap in the weights a gradient step produced.
  *
- * `LlamaPolicyRuntime` implements it on llama.cpp in process.
+ * `LlamaPolicyRuntime` implements it on llama.cpp in process; `OpenAICompatibleRuntime` on
+ * an inference server (vLLM, SGLang, `dreamgym model serve`) that returns token ids and
+ * log-probabilities and loads LoRA adapters by name.
  */
 import type { ChatMessage } from '@dreamgym/core/models';
 
@@ -22,12 +24,18 @@ export interface RuntimeGeneration {
   tokens: RuntimeToken[];
   /** `length` when `maxTokens` cut the answer. */
   finishReason: 'stop' | 'length';
+  /** The prompt's token ids as the engine evaluated them, where it reports them. */
+  promptTokens?: number[];
 }
 
 /** Weights a trainer exported for generation. */
 export interface ExportedWeights {
-  /** `lora`: an adapter GGUF over the base model; `model`: a whole model GGUF. */
-  kind: 'lora' | 'model';
+  /**
+   * `lora`: an adapter GGUF over the base model; `model`: a whole model GGUF; `peft`: a PEFT
+   * adapter folder (`adapter_config.json`, `adapter_model.safetensors`, and `adapter.gguf`
+   * for llama.cpp), what vLLM and SGLang load.
+   */
+  kind: 'lora' | 'model' | 'peft';
   path: string;
 }
 
@@ -38,10 +46,12 @@ export interface LlmRuntime {
   readonly modelPath: string;
   /** The text that ends an assistant turn in the chat template (`<|im_end|>` in ChatML). */
   readonly endOfTurn: string;
+  /** What {@link LlmRuntime.loadWeights} takes: GGUF files (`lora`, `model`) or PEFT folders. */
+  readonly weightFormat: 'gguf' | 'peft';
   /** Token ids of a conversation, up to where the assistant's answer starts. */
   promptTokens(messages: readonly ChatMessage[]): Promise<number[]>;
   /** Token ids of a continuation text (special tokens such as `<|im_end|>` parsed). */
-  tokenize(text: string): number[];
+  tokenize(text: string): Promise<number[]>;
   /** Samples an answer to `messages` (temperature 0: greedy), with per-token log-probabilities. */
   generate(request: {
     messages: readonly ChatMessage[];

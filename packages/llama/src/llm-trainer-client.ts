@@ -52,6 +52,9 @@ export interface WorkerUpdate {
   seconds: number;
 }
 
+/** Most samples one `imitate` request carries (whole mini-batches; one batch may exceed it). */
+export const IMITATION_REQUEST_SAMPLES = 512;
+
 function chunks(order: readonly number[], size: number): number[][] {
   const batches: number[][] = [];
   for (let start = 0; start < order.length; start += size) {
@@ -218,7 +221,11 @@ export class LlmTrainerClient {
     return { result, seconds: (performance.now() - started) / 1000 };
   }
 
-  /** Behaviour cloning on `samples`. `seconds`: the request's wall-clock time. */
+  /**
+   * Behaviour cloning on `samples`: one optimiser step per mini-batch, sent to the worker in
+   * requests of at most {@link IMITATION_REQUEST_SAMPLES} samples each (a whole data set in
+   * one request is a JSON line of millions of token ids). `seconds`: wall-clock time.
+   */
   async imitate(
     samples: readonly PolicySample[],
     options: ImitationOptions,
@@ -226,25 +233,47 @@ export class LlmTrainerClient {
     result: { negativeLogLikelihood: number; gradientSteps: number };
     seconds: number;
   }> {
-    const converted = await this.convertSamples(samples);
     const order = samples.map((_, index) => index);
     options.random.shuffle(order);
     const batches = chunks(order, options.miniBatchSize ?? Math.max(1, samples.length));
     const started = performance.now();
-    const result = await this.backend.request<{
-      negativeLogLikelihood: number;
-      gradientSteps: number;
-    }>(
-      'imitate',
-      {
-        samples: converted.map(({ behaviour: _, ...sample }) => sample),
-        batches,
-        ...(options.maxGradNorm === undefined ? {} : { maxGradNorm: options.maxGradNorm }),
-        ...(options.learningRate === undefined ? {} : { learningRate: options.learningRate }),
-      },
-      options.signal,
-    );
-    return { result, seconds: (performance.now() - started) / 1000 };
+    let weightedNll = 0;
+    let counted = 0;
+    let gradientSteps = 0;
+    for (let first = 0; first < batches.length; ) {
+      // Whole mini-batches, up to the request's sample limit (at least one batch).
+      let last = first + 1;
+      let size = batches[first]!.length;
+      while (last < batches.length && size + batches[last]!.length <= IMITATION_REQUEST_SAMPLES) {
+        size += batches[last]!.length;
+        last += 1;
+      }
+      const part = batches.slice(first, last);
+      const indices = part.flat();
+      const converted = await this.convertSamples(indices.map((index) => samples[index]!));
+      const position = new Map(indices.map((index, at) => [index, at]));
+      const result = await this.backend.request<{
+        negativeLogLikelihood: number;
+        gradientSteps: number;
+      }>(
+        'imitate',
+        {
+          samples: converted.map(({ behaviour: _, ...sample }) => sample),
+          batches: part.map((batch) => batch.map((index) => position.get(index)!)),
+          ...(options.maxGradNorm === undefined ? {} : { maxGradNorm: options.maxGradNorm }),
+          ...(options.learningRate === undefined ? {} : { learningRate: options.learningRate }),
+        },
+        options.signal,
+      );
+      weightedNll += result.negativeLogLikelihood * indices.length;
+      counted += indices.length;
+      gradientSteps += result.gradientSteps;
+      first = last;
+    }
+    return {
+      result: { negativeLogLikelihood: weightedNll / Math.max(1, counted), gradientSteps },
+      seconds: (performance.now() - started) / 1000,
+    };
   }
 
   /** Freezes a copy of the current weights in the worker under `name`. */
@@ -271,6 +300,16 @@ export class LlmTrainerClient {
   /** Loads into the current weights and optimiser, or into the snapshot `weights`. */
   async load(directory: string, weights?: string): Promise<void> {
     await this.backend.request('load', { directory, ...(weights ? { weights } : {}) });
+  }
+
+  /** Loads a PEFT LoRA adapter folder into the current weights (rank, alpha, modules and layers must fit). */
+  async loadAdapter(directory: string): Promise<void> {
+    await this.backend.request('load_adapter', { directory });
+  }
+
+  /** Writes the current LoRA weights as a PEFT adapter folder (fp16 safetensors). */
+  async saveAdapter(directory: string): Promise<{ path: string; bytes: number }> {
+    return this.backend.request<{ path: string; bytes: number }>('save_adapter', { directory });
   }
 
   /** Writes the current weights as a GGUF for generation (`type` `lora`, or a whole model). */
@@ -331,11 +370,17 @@ export class LlmTrainerClient {
         : [...sample.candidates, sample.action];
       return {
         prompt,
-        candidates: candidates.map((candidate) => runtime.tokenize(answer(candidate))),
+        candidates: await Promise.all(
+          candidates.map((candidate) => runtime.tokenize(answer(candidate))),
+        ),
         choice: candidates.indexOf(sample.action),
         behaviour: null,
       };
     }
-    return { prompt, completion: runtime.tokenize(answer(sample.action)), behaviour: null };
+    return {
+      prompt,
+      completion: await runtime.tokenize(answer(sample.action)),
+      behaviour: null,
+    };
   }
 }

@@ -6,12 +6,23 @@
  *   enforced by a grammar), `logprobs` / `top_logprobs`, `stop`, `seed`, `max_tokens`;
  * - `POST /v1/completions`: raw prompts (one or a batch), `echo` and `logprobs` (the prompt's
  *   tokens with teacher-forced log-probabilities: how candidate strings are scored);
- * - `GET /v1/models`, `GET /health`.
+ * - `GET /v1/models`, `GET /health`;
+ * and what RL trainers use from vLLM's server, in its shapes, so a trainer written against
+ * vLLM runs against this server unchanged (and the other way round):
+ * - `return_token_ids` on both completion routes (`prompt_token_ids`, `token_ids`), prompts
+ *   given as token ids, and `prompt_logprobs: 0` (each prompt token's teacher-forced
+ *   log-probability, keyed by its id);
+ * - `POST /tokenize` (a conversation up to the answer, or a text);
+ * - `POST /v1/load_lora_adapter` and `POST /v1/unload_lora_adapter`: a LoRA adapter under a
+ *   name that requests then pass as `model` (a GGUF adapter file, or a PEFT folder that holds
+ *   one as `adapter.gguf`, as the DreamGym trainer writes them).
  * Bodies are size-limited, validated, and every error is OpenAI's JSON error shape.
  */
 import { randomBytes } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { join } from 'node:path';
 import { ConfigError, ModelError, ModelOutputError } from '@dreamgym/core';
 import {
   ChatCompletionRequestSchema,
@@ -21,13 +32,17 @@ import {
   chatMessageText,
   completionBody,
   completionLogprobs,
+  LoadLoraAdapterRequestSchema,
   modelListBody,
   OpenAIHttpError,
+  type PromptTokenLogprobs,
   parseOpenAIRequest,
   readRequestBody,
   sendJson,
   sendOpenAIError,
   stopSequences,
+  TokenizeRequestSchema,
+  UnloadLoraAdapterRequestSchema,
   type WireToken,
 } from '@dreamgym/core/internal';
 import type { ChatMessage } from '@dreamgym/core/models';
@@ -49,6 +64,8 @@ export interface LlamaServerOptions {
   maxQueue?: number;
   /** One line per request (method, path, status, milliseconds). */
   log?: (line: string) => void;
+  /** LoRA adapters loaded at once (each is a second copy of the model in memory). Default 4. */
+  maxLoraAdapters?: number;
 }
 
 /** A running server. */
@@ -142,19 +159,25 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
   const running = new Set<AbortController>();
   const sockets = new Set<Socket>();
 
-  const checkModel = (name: string | undefined) => {
-    if (name !== undefined && name !== '' && !accepted.has(name)) {
-      throw new OpenAIHttpError(
-        404,
-        `The model "${name}" does not exist; this server serves "${modelName}".`,
-        'invalid_request_error',
-        'model',
-        'model_not_found',
-      );
-    }
+  /** Loaded LoRA adapters by the name requests give as `model`. */
+  const adapters = new Map<string, { model: LlamaChatModel; path: string; created: number }>();
+  const maxLoraAdapters = options.maxLoraAdapters ?? 4;
+
+  /** The model a request names: the base (or none named), or a loaded adapter. */
+  const modelFor = (name: string | undefined): LlamaChatModel => {
+    if (name === undefined || name === '' || accepted.has(name)) return model;
+    const adapter = adapters.get(name);
+    if (adapter) return adapter.model;
+    throw new OpenAIHttpError(
+      404,
+      `The model "${name}" does not exist; this server serves "${modelName}"${adapters.size > 0 ? ` and the LoRA adapters ${[...adapters.keys()].map((key) => `"${key}"`).join(', ')}` : ''}.`,
+      'invalid_request_error',
+      'model',
+      'model_not_found',
+    );
   };
-  const checkQueue = () => {
-    if (model.queueState().queued >= maxQueue) {
+  const checkQueue = (target: LlamaChatModel) => {
+    if (target.queueState().queued >= maxQueue) {
       throw new OpenAIHttpError(
         429,
         `The server is busy: ${maxQueue} requests are waiting for the model. Retry later.`,
@@ -167,8 +190,8 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
 
   async function chatCompletions(text: string, signal: AbortSignal) {
     const body = parseOpenAIRequest(text, ChatCompletionRequestSchema);
-    checkModel(body.model);
-    checkQueue();
+    const target = modelFor(body.model);
+    checkQueue(target);
     const messages: ChatMessage[] = body.messages.map((message) => ({
       role: message.role === 'developer' ? 'system' : message.role,
       content: chatMessageText(message.content),
@@ -183,7 +206,7 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
       );
     }
     const format = body.response_format;
-    const response = await model.chat({
+    const response = await target.chat({
       messages,
       ...(body.temperature == null ? {} : { temperature: body.temperature }),
       ...(body.top_p == null ? {} : { topP: body.top_p }),
@@ -207,7 +230,7 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
     return chatCompletionBody({
       id: requestId('chatcmpl'),
       created: Math.floor(Date.now() / 1000),
-      model: modelName,
+      model: body.model && adapters.has(body.model) ? body.model : modelName,
       content: response.text,
       finishReason: response.finishReason ?? 'stop',
       logprobs: body.logprobs === true ? toWireTokens(response.tokens) : null,
@@ -217,27 +240,48 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
         completionTokens: response.usage.completionTokens,
         cachedTokens: response.cachedPromptTokens,
       },
+      ...(body.return_token_ids === true
+        ? {
+            tokenIds: {
+              prompt: Array.from(await target.promptTokens(messages)),
+              completion: response.tokens.map((token) => token.id),
+            },
+          }
+        : {}),
     });
   }
 
   async function completions(text: string, signal: AbortSignal) {
     const body = parseOpenAIRequest(text, CompletionRequestSchema);
-    checkModel(body.model);
-    checkQueue();
-    const prompts = typeof body.prompt === 'string' ? [body.prompt] : body.prompt;
+    const target = modelFor(body.model);
+    checkQueue(target);
+    const prompts: Array<string | number[]> =
+      typeof body.prompt === 'string' || typeof body.prompt[0] === 'number'
+        ? [body.prompt as string | number[]]
+        : (body.prompt as Array<string | number[]>);
     const logprobs = body.logprobs ?? undefined;
-    const maxTokens = body.max_tokens ?? 16;
-    if (maxTokens === 0 && body.echo !== true) {
+    const promptLogprobs = body.prompt_logprobs ?? undefined;
+    if (promptLogprobs !== undefined && promptLogprobs > 0) {
       throw new OpenAIHttpError(
         400,
-        'max_tokens 0 needs echo: true (nothing would be returned).',
+        "prompt_logprobs above 0 is not supported: this server returns each prompt token's own log-probability (prompt_logprobs: 0).",
+        'invalid_request_error',
+        'prompt_logprobs',
+      );
+    }
+    const maxTokens = body.max_tokens ?? 16;
+    if (maxTokens === 0 && body.echo !== true && promptLogprobs === undefined) {
+      throw new OpenAIHttpError(
+        400,
+        'max_tokens 0 needs echo: true or prompt_logprobs (nothing would be returned).',
         'invalid_request_error',
         'max_tokens',
       );
     }
+    const echo = body.echo === true || promptLogprobs !== undefined;
     const results = await Promise.all(
       prompts.map((prompt) =>
-        model.completePrompt({
+        target.completePrompt({
           prompt,
           maxTokens,
           ...(body.temperature == null ? {} : { temperature: body.temperature }),
@@ -246,8 +290,10 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
           ...(body.min_p == null ? {} : { minP: body.min_p }),
           ...(body.seed == null ? {} : { seed: body.seed >>> 0 }),
           stop: stopSequences(body.stop),
-          ...(logprobs === undefined ? {} : { logprobs }),
-          echo: body.echo === true,
+          ...(logprobs === undefined && promptLogprobs === undefined
+            ? {}
+            : { logprobs: logprobs ?? 0 }),
+          echo,
           signal,
         }),
       ),
@@ -257,21 +303,179 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
     const choices = results.map((result, index) => {
       promptTokens += result.usage.promptTokens;
       completionTokens += result.usage.completionTokens;
-      const tokens = [...(result.promptTokens ?? []), ...result.tokens];
+      const prompt = prompts[index]!;
+      const echoed = result.promptTokens ?? [];
+      const tokens = body.echo === true ? [...echoed, ...result.tokens] : result.tokens;
+      const promptText = typeof prompt === 'string' ? prompt : target.detokenize(prompt, true);
       return {
-        text: body.echo === true ? prompts[index]! + result.text : result.text,
+        text: body.echo === true ? promptText + result.text : result.text,
         finishReason: result.finishReason,
         logprobs:
           logprobs === undefined ? null : completionLogprobs(toCompletionTokens(tokens), logprobs),
+        ...(promptLogprobs === undefined
+          ? {}
+          : {
+              promptLogprobs: echoed.map((token): PromptTokenLogprobs | null =>
+                token.logprob == null
+                  ? null
+                  : {
+                      [String(token.id)]: {
+                        logprob: token.logprob,
+                        rank: null,
+                        decoded_token: token.text,
+                      },
+                    },
+              ),
+            }),
+        ...(body.return_token_ids === true
+          ? {
+              tokenIds: {
+                prompt: echoed.length > 0 ? echoed.map((token) => token.id) : [],
+                completion: result.tokens.map((token) => token.id),
+              },
+            }
+          : {}),
       };
     });
     return completionBody({
       id: requestId('cmpl'),
       created: Math.floor(Date.now() / 1000),
-      model: modelName,
+      model: body.model && adapters.has(body.model) ? body.model : modelName,
       choices,
       usage: { promptTokens, completionTokens },
     });
+  }
+
+  async function tokenize(text: string) {
+    const body = parseOpenAIRequest(text, TokenizeRequestSchema);
+    const target = modelFor(body.model);
+    let tokens: number[];
+    const conversation = body as {
+      messages?: Array<{
+        role: ChatMessage['role'] | 'developer';
+        content: Parameters<typeof chatMessageText>[0];
+      }>;
+      add_generation_prompt?: boolean | null;
+      prompt?: string;
+    };
+    if (conversation.messages) {
+      if (conversation.add_generation_prompt === false) {
+        throw new OpenAIHttpError(
+          400,
+          'add_generation_prompt: false is not supported: the tokens end where the answer starts.',
+          'invalid_request_error',
+          'add_generation_prompt',
+        );
+      }
+      tokens = Array.from(
+        await target.promptTokens(
+          conversation.messages.map((message) => ({
+            role: message.role === 'developer' ? 'system' : message.role,
+            content: chatMessageText(message.content),
+          })),
+        ),
+      );
+    } else {
+      // Special tokens written in the text (`<|im_end|>`) are parsed as such, as vLLM does.
+      tokens = target.tokenize(conversation.prompt ?? '', true);
+    }
+    return { count: tokens.length, max_model_len: target.contextSize, tokens };
+  }
+
+  /** A GGUF adapter file, or a folder holding one as `adapter.gguf` (PEFT folders the DreamGym trainer writes). */
+  function adapterFile(path: string): string {
+    if (!existsSync(path)) {
+      throw new OpenAIHttpError(
+        400,
+        `lora_path ${path} does not exist.`,
+        'invalid_request_error',
+        'lora_path',
+      );
+    }
+    if (!statSync(path).isDirectory()) return path;
+    const file = join(path, 'adapter.gguf');
+    if (!existsSync(file)) {
+      throw new OpenAIHttpError(
+        400,
+        `${path} holds no adapter.gguf: this server runs llama.cpp, which loads LoRA adapters as GGUF (the DreamGym trainer writes adapter.gguf beside adapter_model.safetensors; llama.cpp's convert_lora_to_gguf.py converts other PEFT adapters).`,
+        'invalid_request_error',
+        'lora_path',
+      );
+    }
+    return file;
+  }
+
+  async function loadLoraAdapter(text: string) {
+    const body = parseOpenAIRequest(text, LoadLoraAdapterRequestSchema);
+    if (accepted.has(body.lora_name) || adapters.has(body.lora_name)) {
+      throw new OpenAIHttpError(
+        400,
+        `The name "${body.lora_name}" is taken: unload the adapter of that name first, or choose another.`,
+        'invalid_request_error',
+        'lora_name',
+      );
+    }
+    if (adapters.size >= maxLoraAdapters) {
+      throw new OpenAIHttpError(
+        400,
+        `${maxLoraAdapters} LoRA adapters are loaded, the most this server holds (maxLoraAdapters): unload one first.`,
+        'invalid_request_error',
+        'lora_name',
+      );
+    }
+    const file = adapterFile(body.lora_path);
+    let loaded: LlamaChatModel;
+    try {
+      loaded = await model.withLoraAdapter(file);
+    } catch (error) {
+      throw new OpenAIHttpError(
+        400,
+        `Cannot load the LoRA adapter ${file}: ${(error as Error).message}`,
+        'invalid_request_error',
+        'lora_path',
+      );
+    }
+    adapters.set(body.lora_name, {
+      model: loaded,
+      path: body.lora_path,
+      created: Math.floor(Date.now() / 1000),
+    });
+    return { status: 'ok', lora_name: body.lora_name, lora_path: body.lora_path };
+  }
+
+  async function unloadLoraAdapter(text: string) {
+    const body = parseOpenAIRequest(text, UnloadLoraAdapterRequestSchema);
+    const adapter = adapters.get(body.lora_name);
+    if (!adapter) {
+      throw new OpenAIHttpError(
+        404,
+        `No LoRA adapter named "${body.lora_name}" is loaded.`,
+        'invalid_request_error',
+        'lora_name',
+        'model_not_found',
+      );
+    }
+    adapters.delete(body.lora_name);
+    await adapter.model.dispose();
+    return { status: 'ok', lora_name: body.lora_name };
+  }
+
+  function models() {
+    const listed = modelListBody([modelName], 'dreamgym', created);
+    return {
+      ...listed,
+      data: [
+        ...listed.data,
+        ...[...adapters].map(([name, adapter]) => ({
+          id: name,
+          object: 'model',
+          created: adapter.created,
+          owned_by: 'dreamgym',
+          root: adapter.path,
+          parent: modelName,
+        })),
+      ],
+    };
   }
 
   async function route(request: IncomingMessage, response: ServerResponse, signal: AbortSignal) {
@@ -283,10 +487,7 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
         method: 'GET',
         handle: async () => ({ status: 'ok', model: modelName, ...model.queueState() }),
       },
-      '/v1/models': {
-        method: 'GET',
-        handle: async () => modelListBody([modelName], 'dreamgym', created),
-      },
+      '/v1/models': { method: 'GET', handle: async () => models() },
       '/v1/chat/completions': {
         method: 'POST',
         handle: async () => chatCompletions(await readRequestBody(request, maxBodyBytes), signal),
@@ -294,6 +495,18 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
       '/v1/completions': {
         method: 'POST',
         handle: async () => completions(await readRequestBody(request, maxBodyBytes), signal),
+      },
+      '/tokenize': {
+        method: 'POST',
+        handle: async () => tokenize(await readRequestBody(request, maxBodyBytes)),
+      },
+      '/v1/load_lora_adapter': {
+        method: 'POST',
+        handle: async () => loadLoraAdapter(await readRequestBody(request, maxBodyBytes)),
+      },
+      '/v1/unload_lora_adapter': {
+        method: 'POST',
+        handle: async () => unloadLoraAdapter(await readRequestBody(request, maxBodyBytes)),
       },
     };
     const target = routes[path];
@@ -374,6 +587,10 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
         for (const controller of running) controller.abort(new Error('server closing'));
         server.close(() => resolve());
         for (const socket of sockets) socket.destroy();
+      }).then(async () => {
+        // The adapters' models are the server's own (the base model is the caller's).
+        for (const adapter of adapters.values()) await adapter.model.dispose();
+        adapters.clear();
       });
       return closing;
     },

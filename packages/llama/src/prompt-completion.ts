@@ -3,8 +3,9 @@
  * special tokens parsed as such, optionally echoed with their teacher-forced
  * log-probabilities, and an answer sampled after it (or none, with `maxTokens` 0).
  */
-import { ModelError } from '@dreamgym/core';
+import { ConfigError, ModelError } from '@dreamgym/core';
 import type { TokenUsage } from '@dreamgym/core/models';
+import type { Token } from 'node-llama-cpp';
 import { teacherForce } from './continuation-scoring.js';
 import type { SamplingOptions } from './llama-chat-model-options.js';
 import type { LlamaEngine } from './llama-engine.js';
@@ -18,8 +19,11 @@ import { TokenTextDecoder } from './token-text.js';
 
 /** A raw-prompt completion request (`/v1/completions`). */
 export interface PromptCompletionRequest extends SamplingOptions {
-  /** The raw prompt; special tokens written in it (`<|im_start|>`) are parsed as such. */
-  prompt: string;
+  /**
+   * The raw prompt; special tokens written in it (`<|im_start|>`) are parsed as such. Or the
+   * prompt's token ids, evaluated as given.
+   */
+  prompt: string | readonly number[];
   /** Upper bound on generated tokens; 0 only evaluates (with `echo`). Default the model's. */
   maxTokens?: number;
   stop?: readonly string[];
@@ -42,6 +46,19 @@ export interface PromptCompletion {
   usage: TokenUsage;
 }
 
+/** `ids` when every one is in the vocabulary; else a `ConfigError` naming the first that is not. */
+export function checkTokenIds(engine: LlamaEngine, ids: readonly number[]): number[] {
+  const size = engine.vocabularySize;
+  const bad = ids.findIndex((id) => !Number.isInteger(id) || id < 0 || id >= size);
+  if (bad >= 0) {
+    throw new ConfigError(
+      `Token id ${ids[bad]} at position ${bad} is outside the vocabulary of ${engine.name} (0 to ${size - 1}).`,
+      { field: 'prompt' },
+    );
+  }
+  return [...ids];
+}
+
 /** Completes `request.prompt` on `engine`; see the file's comment. */
 export async function completePrompt(
   engine: LlamaEngine,
@@ -50,7 +67,10 @@ export async function completePrompt(
   engine.ensureOpen();
   const { model, counters } = engine;
   try {
-    const tokens = model.tokenize(request.prompt, true);
+    const tokens =
+      typeof request.prompt === 'string'
+        ? model.tokenize(request.prompt, true)
+        : (checkTokenIds(engine, request.prompt) as Token[]);
     if (tokens.length === 0) throw new ModelError(`${engine.id}: the prompt is empty.`);
     const topLogprobs = request.logprobs ?? 0;
     let promptTokens: GeneratedToken[] | undefined;

@@ -23,9 +23,9 @@ Before training and after each evaluation interval, on held-out games only:
 
 `--max-seconds` bounds the training time: after the first steps the step count is fitted to
 it, and the schedule decays over the steps that fit. Writes into `--out`: `metrics.json`
-(settings, every evaluation, the loss curve, throughput), `adapter/` (PEFT format:
-`adapter_config.json` and `adapter_model.safetensors` in fp16, what vLLM and SGLang load),
-and `adapter.gguf` (the LoRA adapter for llama.cpp, `--gguf-type`).
+(settings, every evaluation, the loss curve, throughput) and `adapter/` (LoRA mode): the PEFT
+adapter in fp16 (`adapter_config.json`, `adapter_model.safetensors`, what vLLM and SGLang
+load) with `adapter.gguf` beside it (the same adapter for llama.cpp).
 """
 
 from __future__ import annotations
@@ -264,18 +264,6 @@ def learning_rate_at(step: int, total: int, args) -> float:
     return floor + (args.learning_rate - floor) * 0.5 * (1 + math.cos(math.pi * progress))
 
 
-def save_adapter(trainer: Any, directory: Path) -> dict:
-    """The LoRA weights as a PEFT adapter (fp16 safetensors and adapter_config.json)."""
-    from peft import get_peft_model_state_dict
-    from safetensors.torch import save_file
-
-    directory.mkdir(parents=True, exist_ok=True)
-    state = get_peft_model_state_dict(trainer.peft_model)
-    save_file({name: tensor.detach().to("cpu", torch.float16).contiguous() for name, tensor in state.items()}, str(directory / "adapter_model.safetensors"))
-    trainer.peft_model.peft_config["default"].save_pretrained(str(directory))
-    return {"path": str(directory), "bytes": sum(f.stat().st_size for f in directory.iterdir())}
-
-
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     from .model_path import default_model_path
 
@@ -305,7 +293,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--generation-batch", type=int, default=64)
     parser.add_argument("--max-new-tokens", type=int, default=24)
     parser.add_argument("--autocast", choices=["bf16", "fp16", "none"], default="bf16", help="compute type on CUDA (weights stay fp32)")
-    parser.add_argument("--gguf-type", choices=["f16", "f32", "none"], default="f16", help="the llama.cpp adapter's tensor type")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if args.lora_alpha is None:
@@ -330,6 +317,7 @@ def run(args: argparse.Namespace) -> int:
     from .gguf_io import scan_gguf
     from .policy_model import PolicyTrainer
     from .token_text import TokenText
+    from .trainer_state import save_peft_adapter
 
     started = time.perf_counter()
     if args.threads:
@@ -429,13 +417,7 @@ def run(args: argparse.Namespace) -> int:
         if step >= next_evaluation - 1e-9 or step == planned:
             record_evaluation(step)
             next_evaluation += planned / args.evaluations
-    adapter = save_adapter(trainer, args.out / "adapter") if args.mode == "lora" else None
-    gguf_adapter = None
-    if args.mode == "lora" and args.gguf_type != "none":
-        from .gguf_io import export_lora_gguf
-        from .weight_export import lora_adapters
-
-        gguf_adapter = export_lora_gguf(lora_adapters(trainer.causal_lm), args.lora_alpha, trainer.source, str(args.out / "adapter.gguf"), args.gguf_type)
+    adapter = save_peft_adapter(trainer, str(args.out / "adapter")) if args.mode == "lora" else None
     metrics = {
         "what": "behaviour cloning of the LLM policy (dreamgym_trainer.behaviour_cloning)",
         "data": {"file": str(args.data), "header": header, "train": len(train), "heldOut": len(held_out)},
@@ -455,7 +437,6 @@ def run(args: argparse.Namespace) -> int:
         "examples": evaluate.examples,
         "curve": curve,
         "adapter": adapter,
-        "ggufAdapter": gguf_adapter,
         "seconds": time.perf_counter() - started,
     }
     (args.out / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")

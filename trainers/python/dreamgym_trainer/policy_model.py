@@ -18,7 +18,7 @@ from .packed_forward import PackedForward
 from .policy_update import behaviour_cloning, clipped_update
 from .samples import parse_sample
 from .trainer_options import TrainerOptions
-from .trainer_state import file_fingerprint, load_state, save_state
+from .trainer_state import file_fingerprint, load_peft_adapter, load_state, save_peft_adapter, save_state
 from .weight_export import export_weights
 
 
@@ -192,6 +192,14 @@ class PolicyTrainer:
 
     def load(self, directory: str, weights: str | None = None) -> dict:
         return load_state(self, directory, weights)
+
+    def load_adapter(self, directory: str) -> dict:
+        """Loads a PEFT LoRA adapter folder into the current weights (see `load_peft_adapter`)."""
+        return load_peft_adapter(self, directory)
+
+    def save_adapter(self, directory: str) -> dict:
+        """Writes the current LoRA weights as a PEFT adapter folder (fp16 safetensors)."""
+        return save_peft_adapter(self, directory)
 
     def export(self, out_path: str, tensor_type: str) -> dict:
         """Writes the current weights for llama.cpp: `lora` (an adapter GGUF over the base; LoRA

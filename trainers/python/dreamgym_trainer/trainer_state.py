@@ -122,3 +122,73 @@ def load_state(trainer: PolicyTrainer, directory: str, weights: str | None = Non
         torch.set_rng_state(state["rng"])
         trainer.steps = int(state["steps"])
     return {"directory": str(path), "seconds": time.perf_counter() - started, "steps": trainer.steps}
+
+
+def load_peft_adapter(trainer: PolicyTrainer, directory: str) -> dict:
+    """Loads a PEFT LoRA adapter (`adapter_config.json`, `adapter_model.safetensors`; what
+    `behaviour_cloning` and `save_peft_adapter` write) into the trainer's LoRA weights. The
+    adapter must have the trainer's rank, alpha, target modules and layers; the optimiser
+    state is left as it is (a new problem starts: reset it if the momentum must not carry)."""
+    from peft import set_peft_model_state_dict
+    from safetensors.torch import load_file
+
+    if trainer.peft_model is None:
+        raise CheckpointMismatch("a LoRA adapter loads into a trainer in mode lora; this one fine-tunes in full")
+    path = Path(directory)
+    config_file, weights_file = path / "adapter_config.json", path / "adapter_model.safetensors"
+    for file in (config_file, weights_file):
+        if not file.is_file():
+            raise CheckpointMismatch(f"{file} is missing: {directory} is not a PEFT adapter folder")
+    config = json.loads(config_file.read_text())
+    ours = trainer.peft_model.peft_config["default"]
+    expected = {
+        "r": ours.r,
+        "lora_alpha": ours.lora_alpha,
+        "target_modules": sorted(ours.target_modules),
+        "layers_to_transform": ours.layers_to_transform,
+    }
+    found = {
+        "r": config.get("r"),
+        "lora_alpha": config.get("lora_alpha"),
+        "target_modules": sorted(config.get("target_modules") or []),
+        "layers_to_transform": config.get("layers_to_transform"),
+    }
+    if expected != found:
+        raise CheckpointMismatch(f"{config_file} does not fit this trainer's LoRA: it has {found}, the trainer {expected}")
+    tensors = load_file(str(weights_file))
+    result = set_peft_model_state_dict(
+        trainer.peft_model, {name: tensor.to(torch.float32) for name, tensor in tensors.items()}
+    )
+    unexpected = list(getattr(result, "unexpected_keys", []) or [])
+    if unexpected:
+        raise CheckpointMismatch(f"{weights_file} holds tensors this trainer has no place for: {unexpected[:3]}")
+    for parameter in trainer.trainable:
+        parameter.data = parameter.data.to(trainer.device)
+    return {"directory": str(path), "tensors": len(tensors)}
+
+
+def save_peft_adapter(trainer: PolicyTrainer, directory: str) -> dict:
+    """Writes the LoRA weights as a PEFT adapter folder in fp16: `adapter_config.json` and
+    `adapter_model.safetensors` (what vLLM's and SGLang's `/v1/load_lora_adapter` load, and
+    `load_peft_adapter` reads back) and, beside them, `adapter.gguf` (the same adapter for
+    llama.cpp: `dreamgym model serve` and the in-process runtime)."""
+    from peft import get_peft_model_state_dict
+    from safetensors.torch import save_file
+
+    from .gguf_io import export_lora_gguf
+    from .weight_export import lora_adapters
+
+    if trainer.peft_model is None:
+        raise ValueError("a PEFT adapter needs mode lora; export a whole model instead")
+    path = Path(directory)
+    path.mkdir(parents=True, exist_ok=True)
+    state = get_peft_model_state_dict(trainer.peft_model)
+    save_file(
+        {name: tensor.detach().to("cpu", torch.float16).contiguous() for name, tensor in state.items()},
+        str(path / "adapter_model.safetensors"),
+    )
+    trainer.peft_model.peft_config["default"].save_pretrained(str(path))
+    export_lora_gguf(
+        lora_adapters(trainer.causal_lm), trainer.options.lora_alpha, trainer.source, str(path / "adapter.gguf"), "f16"
+    )
+    return {"path": str(path), "bytes": sum(file.stat().st_size for file in path.iterdir())}

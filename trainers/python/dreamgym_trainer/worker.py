@@ -8,7 +8,8 @@ Each request is one line `{"id": n, "method": "...", "params": {...}}`; each ans
 output printed to stdout is redirected to stderr.
 
 Methods: `start` (load the model; must come first), `health`, `logprobs`, `update`, `imitate`,
-`snapshot`, `release`, `reset_optimizer`, `save`, `load`, `export`, `shutdown`. Error kinds:
+`snapshot`, `release`, `reset_optimizer`, `save`, `load`, `load_adapter`, `save_adapter` (PEFT
+LoRA folders), `export`, `shutdown`. Error kinds:
 `invalid-request`, `not-started`, `checkpoint`, `model-file`, `out-of-memory`, `internal`.
 """
 
@@ -86,6 +87,10 @@ class Worker:
             return trainer.save(str(params["directory"]), params.get("weights"))
         if method == "load":
             return trainer.load(str(params["directory"]), params.get("weights"))
+        if method == "load_adapter":
+            return trainer.load_adapter(str(params["directory"]))
+        if method == "save_adapter":
+            return trainer.save_adapter(str(params["directory"]))
         if method == "export":
             return trainer.export(str(params["path"]), str(params.get("type", "lora")))
         raise InvalidRequest(f"unknown method {method!r}")

@@ -30,8 +30,12 @@ export {
   completionLogprobs,
   EmbeddingsRequestSchema,
   embeddingsBody,
+  LoadLoraAdapterRequestSchema,
   modelListBody,
+  type PromptTokenLogprobs,
   stopSequences,
+  TokenizeRequestSchema,
+  UnloadLoraAdapterRequestSchema,
   type WireToken,
 } from '../models/openai-wire-bodies.js';
 export { Semaphore } from '../models/semaphore.js';

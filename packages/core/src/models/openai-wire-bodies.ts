@@ -6,9 +6,16 @@
  * are tested against the contract the real server enforces. Streaming is not part of it:
  * neither server streams, and both refuse `stream: true`.
  *
+ * Beyond OpenAI's fields, the ones RL trainers need from vLLM's server (SGLang's and
+ * `dreamgym model serve` follow it): `return_token_ids` (the prompt's and the answer's token
+ * ids), `prompt_logprobs` (teacher-forced log-probabilities of a prompt given as token ids),
+ * `POST /tokenize`, and the LoRA adapter endpoints.
+ *
  * Internal (`@dreamgym/core/internal`): no compatibility promise.
  */
 import { z } from 'zod';
+
+const TokenIdSchema = z.number().int().min(0);
 
 const TextPartSchema = z.object({ type: z.literal('text'), text: z.string() });
 
@@ -39,6 +46,8 @@ export const ChatCompletionRequestSchema = z.looseObject({
   max_completion_tokens: z.number().int().positive().nullish(),
   logprobs: z.boolean().nullish(),
   top_logprobs: z.number().int().min(0).max(20).nullish(),
+  /** vLLM: `prompt_token_ids` on the response and `token_ids` on the choice. */
+  return_token_ids: z.boolean().nullish(),
   response_format: z
     .discriminatedUnion('type', [
       z.object({ type: z.literal('text') }),
@@ -60,13 +69,52 @@ export type ChatCompletionRequest = z.output<typeof ChatCompletionRequestSchema>
 /** `POST /v1/completions`: one prompt or a batch. Unknown fields pass through. */
 export const CompletionRequestSchema = z.looseObject({
   ...SamplingFields,
-  prompt: z.union([z.string().min(1), z.array(z.string().min(1)).min(1).max(32)]),
+  /** Text, texts, token ids, or lists of token ids (vLLM takes all four). */
+  prompt: z.union([
+    z.string().min(1),
+    z.array(z.string().min(1)).min(1).max(32),
+    z.array(TokenIdSchema).min(1),
+    z.array(z.array(TokenIdSchema).min(1)).min(1).max(32),
+  ]),
   max_tokens: z.number().int().min(0).nullish(),
   echo: z.boolean().nullish(),
   logprobs: z.number().int().min(0).max(20).nullish(),
+  /** vLLM: each prompt token's teacher-forced log-probability, and this many alternatives. */
+  prompt_logprobs: z.number().int().min(0).max(20).nullish(),
+  /** vLLM: `prompt_token_ids` and `token_ids` on each choice. */
+  return_token_ids: z.boolean().nullish(),
   suffix: z.null({ error: 'suffix is not supported' }).optional(),
 });
 export type CompletionRequest = z.output<typeof CompletionRequestSchema>;
+
+/**
+ * vLLM's `POST /tokenize`: a conversation up to the assistant's answer
+ * (`add_generation_prompt`, default true) or a text (`add_special_tokens`, default true).
+ */
+export const TokenizeRequestSchema = z.union([
+  z.looseObject({
+    model: z.string().optional(),
+    messages: z.array(OpenAIChatMessageSchema).min(1),
+    add_generation_prompt: z.boolean().nullish(),
+  }),
+  z.looseObject({
+    model: z.string().optional(),
+    prompt: z.string(),
+    add_special_tokens: z.boolean().nullish(),
+  }),
+]);
+export type TokenizeRequest = z.output<typeof TokenizeRequestSchema>;
+
+/** vLLM's `POST /v1/load_lora_adapter`: a name for requests' `model`, and the adapter's folder. */
+export const LoadLoraAdapterRequestSchema = z.looseObject({
+  lora_name: z.string().min(1).max(200),
+  lora_path: z.string().min(1),
+});
+
+/** vLLM's `POST /v1/unload_lora_adapter`. */
+export const UnloadLoraAdapterRequestSchema = z.looseObject({
+  lora_name: z.string().min(1).max(200),
+});
 
 /** `POST /v1/embeddings`. Unknown fields pass through. */
 export const EmbeddingsRequestSchema = z.looseObject({
@@ -137,6 +185,8 @@ export interface ChatCompletionBodyOptions {
   topLogprobs?: number;
   /** `null` leaves `usage` out, as some servers do. */
   usage: WireUsage | null;
+  /** With `return_token_ids`: the prompt's and the answer's token ids (vLLM's fields). */
+  tokenIds?: { prompt: readonly number[]; completion: readonly number[] };
 }
 
 /** The body of a chat completion. */
@@ -152,6 +202,7 @@ export function chatCompletionBody(options: ChatCompletionBodyOptions) {
         index: 0,
         message: { role: 'assistant', content: options.content, refusal: null },
         finish_reason: options.finishReason,
+        ...(options.tokenIds ? { token_ids: options.tokenIds.completion } : {}),
         logprobs:
           options.logprobs === null
             ? null
@@ -171,6 +222,7 @@ export function chatCompletionBody(options: ChatCompletionBodyOptions) {
       },
     ],
     ...(options.usage === null ? {} : { usage: usageBody(options.usage) }),
+    ...(options.tokenIds ? { prompt_token_ids: options.tokenIds.prompt } : {}),
   };
 }
 
@@ -203,6 +255,12 @@ export function completionLogprobs(tokens: readonly CompletionToken[], top: numb
   };
 }
 
+/** One prompt token's entry of `prompt_logprobs`: the token's own, and alternatives, by token id. */
+export type PromptTokenLogprobs = Record<
+  string,
+  { logprob: number; rank: number | null; decoded_token: string }
+>;
+
 /** The body of a text completion (`text_completion`). */
 export function completionBody(options: {
   id: string;
@@ -212,6 +270,10 @@ export function completionBody(options: {
     text: string;
     finishReason: string;
     logprobs: ReturnType<typeof completionLogprobs> | null;
+    /** With `prompt_logprobs`: null for the first token, then each token's by id (vLLM's layout). */
+    promptLogprobs?: ReadonlyArray<PromptTokenLogprobs | null>;
+    /** With `return_token_ids`. */
+    tokenIds?: { prompt: readonly number[]; completion: readonly number[] };
   }>;
   usage: WireUsage;
 }) {
@@ -225,6 +287,10 @@ export function completionBody(options: {
       text: choice.text,
       finish_reason: choice.finishReason,
       logprobs: choice.logprobs,
+      ...(choice.promptLogprobs ? { prompt_logprobs: choice.promptLogprobs } : {}),
+      ...(choice.tokenIds
+        ? { prompt_token_ids: choice.tokenIds.prompt, token_ids: choice.tokenIds.completion }
+        : {}),
     })),
     usage: usageBody(options.usage),
   };
