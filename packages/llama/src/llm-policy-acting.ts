@@ -108,7 +108,9 @@ export class LlmPolicyActor {
     }
     const logprob =
       record?.kind === 'sequence' && record.behaviour ? sum(record.behaviour) : undefined;
+    // What the policy saw and wrote, exactly: exporters write these, never a rebuilt prompt.
     const info: Record<string, unknown> = {
+      messages,
       output: generation.text,
       ...(record ? { llm: record } : {}),
     };
@@ -226,7 +228,15 @@ export class LlmPolicyActor {
     return {
       action: candidates[index]!,
       logprob: logProbabilities[index]!,
-      info: { llm: record, candidateLogprobs: logProbabilities },
+      info: {
+        messages,
+        output: formatLlmPolicyAnswer(
+          candidates[index]!,
+          this.options.prompt.actionFormat ?? 'tagged',
+        ),
+        llm: record,
+        candidateLogprobs: logProbabilities,
+      },
     };
   }
 

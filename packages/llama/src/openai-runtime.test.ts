@@ -9,8 +9,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, ModelError, SeededRandom } from '@dreamgym/core';
+import type { ChatMessage } from '@dreamgym/core/models';
 import type { PolicySample } from '@dreamgym/core/policy';
 import { corridorTask } from '@dreamgym/core/testing';
+import { type ScoredRollout, toTrlRecords } from '@dreamgym/core/training';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LlamaChatModel } from './llama-chat-model.js';
 import { LlamaPolicyRuntime } from './llama-policy-runtime.js';
@@ -118,7 +120,37 @@ describe('OpenAICompatibleRuntime over dreamgym model serve (real model)', () =>
       const before = await policy.act(observation, context);
       const record = before.info?.llm as LlmDecisionRecord;
       expect(record.kind).toBe('choice');
-      expect(record.prompt.length).toBeGreaterThan(20);
+      const seen = before.info?.messages as ChatMessage[];
+      expect(record.prompt).toEqual(await runtime.promptTokens(seen));
+      // Exported for a Python trainer: the recorded messages and tokens, not a rebuilt prompt.
+      const rollout = {
+        id: 'r1',
+        groupId: task.id,
+        task,
+        success: false,
+        totalReward: 0,
+        finalObservation: observation,
+        steps: [
+          {
+            observation,
+            action: before.action,
+            reward: 0,
+            done: false,
+            candidates: observation.actions,
+            logprob: before.logprob,
+            policyInfo: before.info,
+          },
+        ],
+      };
+      const [exported] = toTrlRecords([{ rollout, advantages: [1] } as unknown as ScoredRollout], {
+        agentInstructions: 'not what the policy saw',
+      });
+      expect(exported).toMatchObject({
+        prompt: seen,
+        prompt_token_ids: record.prompt,
+        completion_token_ids: record.kind === 'choice' ? record.candidates[record.choice] : [],
+        logprob: before.logprob,
+      });
       expect(runtime.servedModel).toBe(server.modelName);
       // Teach it to take the key, then act again: the server now serves an adapter.
       const sample: PolicySample = {
@@ -138,7 +170,9 @@ describe('OpenAICompatibleRuntime over dreamgym model serve (real model)', () =>
       const logprobs = (d: typeof before) => (d.info?.candidateLogprobs as number[])[2]!;
       expect(logprobs(after)).toBeGreaterThan(logprobs(before));
       expect(after.action).toBe('take key');
-      const listed = await (await fetch(`${server.baseURL}/models`)).json();
+      const listed = (await (await fetch(`${server.baseURL}/models`)).json()) as {
+        data: Array<{ id: string }>;
+      };
       expect(listed.data.map((entry: { id: string }) => entry.id)).toContain(runtime.servedModel);
     }, 300_000);
 

@@ -16,6 +16,8 @@ import {
   exportTrl,
   exportVerl,
   TrlStepRecordSchema,
+  toTrlRecords,
+  toVerlRecords,
   VerlStepRecordSchema,
 } from './exporters.js';
 import { GrpoTrainer } from './grpo-trainer.js';
@@ -122,5 +124,56 @@ describe('exporters', () => {
     expect(trajectory.reward).toBe(scored.rollout.totalReward);
     expect(trajectory.metrics.advantage).toBe(scored.advantages[0]);
     expect(trajectory.metadata.task_id).toBe(scored.rollout.task.id);
+  });
+
+  it('write what the policy recorded: its messages, output and token ids, never a rebuilt prompt', async () => {
+    const rollouts = await trainedOnce('grpo');
+    const [first, second] = rollouts[0]!.rollout.steps;
+    const messages = [
+      { role: 'system' as const, content: 'the exact system message' },
+      { role: 'user' as const, content: 'the exact user message' },
+    ];
+    first!.policyInfo = {
+      messages,
+      output: '<action>go right</action>',
+      llm: { kind: 'sequence', prompt: [1, 2, 3], completion: [7, 8], behaviour: [-0.5, -0.25] },
+    };
+    second!.policyInfo = {
+      messages,
+      output: '<action>take key</action>',
+      llm: {
+        kind: 'choice',
+        prompt: [1, 2, 4],
+        candidates: [[5], [6, 9]],
+        choice: 1,
+        behaviour: -0.1,
+      },
+    };
+    const trl = toTrlRecords(rollouts, exportOptions);
+    expect(trl[0]).toMatchObject({
+      prompt: messages,
+      completion: [{ role: 'assistant', content: '<action>go right</action>' }],
+      prompt_token_ids: [1, 2, 3],
+      completion_token_ids: [7, 8],
+      completion_logprobs: [-0.5, -0.25],
+    });
+    expect(trl[1]).toMatchObject({
+      prompt_token_ids: [1, 2, 4],
+      completion_token_ids: [6, 9],
+      completion_logprobs: null,
+    });
+    const untouched = trl.find((record) => record.trajectory_id !== rollouts[0]!.rollout.id)!;
+    expect(untouched.prompt_token_ids).toBeNull();
+    expect(untouched.prompt[0]!.content).toContain('go left');
+    const verl = toVerlRecords(rollouts, exportOptions);
+    expect(verl[0]).toMatchObject({
+      raw_prompt: messages,
+      response: '<action>go right</action>',
+      prompt_token_ids: [1, 2, 3],
+      response_token_ids: [7, 8],
+      response_log_probs: [-0.5, -0.25],
+    });
+    for (const record of trl) TrlStepRecordSchema.parse(record);
+    for (const record of verl) VerlStepRecordSchema.parse(record);
   });
 });

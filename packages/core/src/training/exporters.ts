@@ -2,10 +2,15 @@
  * Exporters of rollouts with advantages, as JSONL for Python trainers, so an LLM policy can
  * be updated by TRL, verl or ART on DreamGym's (synthetic or real) experience.
  *
- * Every step is one sample: the agent prompt it acted under (chat messages, see
- * `buildAgentMessages`) and its completion (the model's raw output when a `ChatModelPolicy`
- * acted, else `<action>a_t</action>`). Rewards are broadcast from the episode to its steps
- * as verl-agent does; `advantage` is whatever the trainer's estimator gave the step.
+ * Every step is one sample: the prompt the policy acted under and its completion, as the
+ * policy recorded them (`policyInfo.messages` and `output`, which `ChatModelPolicy` and
+ * `LlmPolicy` keep), never rebuilt where a record exists; steps of policies that keep none
+ * (the linear policy) get `buildAgentMessages` and `<action>a_t</action>`. Where the policy
+ * recorded tokens (`policyInfo.llm`, as `LlmPolicy` keeps the exact prompt and completion ids
+ * and the sampled tokens' log-probabilities), the records carry them, so a trainer that reads
+ * them trains on the tokens that were sampled, without tokenising again. Rewards are broadcast
+ * from the episode to its steps as verl-agent does; `advantage` is whatever the trainer's
+ * estimator gave the step.
  */
 import { z } from 'zod';
 import { writeJsonl } from '../mdp/jsonl.js';
@@ -41,6 +46,12 @@ export const TrlStepRecordSchema = z.object({
   step_reward: z.number(),
   /** log pi_old(a_t|s_t), when known. */
   logprob: z.number().nullable(),
+  /** The prompt's token ids as the policy's engine evaluated them, where recorded. */
+  prompt_token_ids: z.array(z.number().int()).nullable(),
+  /** The completion's token ids as sampled (or the chosen candidate's), where recorded. */
+  completion_token_ids: z.array(z.number().int()).nullable(),
+  /** Each sampled completion token's log-probability, where recorded. */
+  completion_logprobs: z.array(z.number()).nullable(),
   task_id: z.string(),
   /** Group key (task id) shared by the rollouts of one task. */
   group_id: z.string(),
@@ -81,6 +92,12 @@ export const VerlStepRecordSchema = z.object({
   returns: z.number(),
   old_log_probs: z.number().nullable(),
   ref_log_prob: z.number().nullable(),
+  /** The prompt's token ids as the policy's engine evaluated them, where recorded. */
+  prompt_token_ids: z.array(z.number().int()).nullable(),
+  /** The response's token ids as sampled, where recorded (verl's `responses`). */
+  response_token_ids: z.array(z.number().int()).nullable(),
+  /** Each response token's behaviour log-probability, where recorded (verl's `old_log_probs` per token). */
+  response_log_probs: z.array(z.number()).nullable(),
   step_index: z.number().int(),
   success: z.boolean(),
 });
@@ -131,12 +148,47 @@ function isMessages(value: unknown): value is ChatMessage[] {
   return ChatMessageSchema.array().safeParse(value).success;
 }
 
+/** Token ids a policy recorded for one decision. */
+interface RecordedTokens {
+  prompt: number[] | null;
+  completion: number[] | null;
+  logprobs: number[] | null;
+}
+
+const ids = (value: unknown): number[] | null =>
+  Array.isArray(value) && value.every((id) => Number.isInteger(id)) ? (value as number[]) : null;
+
+/**
+ * The tokens in `policyInfo.llm`: a sequence (`prompt`, `completion`, per-token `behaviour`)
+ * or a choice among candidates (`prompt`, `candidates`, `choice`; the chosen candidate's ids,
+ * and no per-token log-probabilities: the choice's is the step's `logprob`).
+ */
+function recordedTokens(info: Record<string, unknown> | undefined): RecordedTokens {
+  const record = info?.llm as Record<string, unknown> | undefined;
+  if (!record || typeof record !== 'object')
+    return { prompt: null, completion: null, logprobs: null };
+  if (record.kind === 'choice') {
+    const candidates = Array.isArray(record.candidates) ? record.candidates : [];
+    const choice = typeof record.choice === 'number' ? candidates[record.choice] : undefined;
+    return { prompt: ids(record.prompt), completion: ids(choice), logprobs: null };
+  }
+  const behaviour = record.behaviour;
+  return {
+    prompt: ids(record.prompt),
+    completion: ids(record.completion),
+    logprobs:
+      Array.isArray(behaviour) && behaviour.every((value) => typeof value === 'number')
+        ? (behaviour as number[])
+        : null,
+  };
+}
+
 /** The prompt and completion of one step: what the policy was shown and wrote. */
 function stepConversation(
   scored: ScoredRollout,
   stepIndex: number,
   options: ExportOptions,
-): { prompt: ChatMessage[]; completion: string } {
+): { prompt: ChatMessage[]; completion: string; tokens: RecordedTokens } {
   const step = scored.rollout.steps[stepIndex]!;
   const recorded = step.policyInfo;
   const prompt = isMessages(recorded?.messages)
@@ -152,7 +204,7 @@ function stepConversation(
     typeof recorded?.output === 'string'
       ? recorded.output
       : formatAgentAction(step.action, options.actionTag);
-  return { prompt, completion };
+  return { prompt, completion, tokens: recordedTokens(recorded) };
 }
 
 /** TRL records of `rollouts`, one per step. */
@@ -162,7 +214,7 @@ export function toTrlRecords(
 ): TrlStepRecord[] {
   return rollouts.flatMap((scored) =>
     scored.rollout.steps.map((step, stepIndex) => {
-      const { prompt, completion } = stepConversation(scored, stepIndex, options);
+      const { prompt, completion, tokens } = stepConversation(scored, stepIndex, options);
       return {
         prompt,
         completion: [{ role: 'assistant' as const, content: completion }],
@@ -170,6 +222,9 @@ export function toTrlRecords(
         advantage: scored.advantages[stepIndex]!,
         step_reward: step.reward,
         logprob: scored.behaviourLogprobs?.[stepIndex] ?? step.logprob ?? null,
+        prompt_token_ids: tokens.prompt,
+        completion_token_ids: tokens.completion,
+        completion_logprobs: tokens.logprobs,
         task_id: scored.rollout.task.id,
         group_id: scored.rollout.groupId,
         trajectory_id: scored.rollout.id,
@@ -187,7 +242,7 @@ export function toVerlRecords(
 ): VerlStepRecord[] {
   return rollouts.flatMap((scored) =>
     scored.rollout.steps.map((step, stepIndex) => {
-      const { prompt, completion } = stepConversation(scored, stepIndex, options);
+      const { prompt, completion, tokens } = stepConversation(scored, stepIndex, options);
       const advantage = scored.advantages[stepIndex]!;
       return {
         uid: scored.rollout.groupId,
@@ -203,6 +258,9 @@ export function toVerlRecords(
         returns: scored.returns?.[stepIndex] ?? advantage,
         old_log_probs: scored.behaviourLogprobs?.[stepIndex] ?? step.logprob ?? null,
         ref_log_prob: scored.referenceLogprobs?.[stepIndex] ?? null,
+        prompt_token_ids: tokens.prompt,
+        response_token_ids: tokens.completion,
+        response_log_probs: tokens.logprobs,
         step_index: stepIndex,
         success: scored.rollout.success,
       };
