@@ -208,8 +208,8 @@ export function policySettingsFromFlags(
   }
   const action = string('policy-action');
   if (action !== undefined) {
-    if (action !== 'generate' && action !== 'score')
-      fail(`--policy-action must be generate or score, got "${action}".`, '--policy-action');
+    if (action !== 'auto' && action !== 'generate' && action !== 'score')
+      fail(`--policy-action must be auto, generate or score, got "${action}".`, '--policy-action');
     settings.actionSelection = action;
   }
   const device = string('policy-device');

@@ -49,8 +49,8 @@ export const LlmPolicyFactoryOptionsSchema = z.object({
   model: z.string().min(1).default('local'),
   /** Model cache folder for names. Default `$DREAMGYM_MODEL_DIR`, else `~/.cache/dreamgym/models`. */
   modelDirectory: z.string().min(1).optional(),
-  /** `generate` (default): the model writes its action; `score`: it chooses among the candidates. */
-  actionSelection: z.enum(['generate', 'score']).default('generate'),
+  /** `auto` (default): `score` where a step lists candidate actions, else `generate` (see `LlmPolicyOptions.actionSelection`). */
+  actionSelection: z.enum(['auto', 'generate', 'score']).default('auto'),
   /** `tagged` (default, `<action>...</action>`) or `plain` answers. */
   actionFormat: z.enum(['tagged', 'plain']).default('tagged'),
   /** `full`: the domain's description and instructions; `compact`: one line (small models, long states). */

@@ -44,8 +44,11 @@ export class LlmPolicyActor {
     private readonly counters: LlmPolicyStats,
   ) {}
 
-  private get selection(): 'generate' | 'score' {
-    return this.options.actionSelection ?? 'generate';
+  /** How this step is decided: `auto` scores where there are candidates. */
+  private selection(candidates: readonly string[]): 'generate' | 'score' {
+    const selection = this.options.actionSelection ?? 'auto';
+    if (selection !== 'auto') return selection;
+    return candidates.length > 0 ? 'score' : 'generate';
   }
 
   async act(observation: Observation, context: PolicyContext): Promise<PolicyDecision> {
@@ -61,7 +64,7 @@ export class LlmPolicyActor {
         this.options.prompt,
       );
       this.counters.decisions += 1;
-      return this.selection === 'score'
+      return this.selection(candidates) === 'score'
         ? await this.choose(messages, candidates, context)
         : await this.write(messages, candidates, context);
     } finally {

@@ -72,6 +72,8 @@ export async function corridorLlmPolicy(
       environmentDescription: adapter.prompts.environmentDescription,
     },
     parseAction: (text) => adapter.parseAction(text),
+    // The tests of generation's invalid outputs need generation where candidates exist.
+    actionSelection: 'generate',
     trainer: {
       lora: { rank: 8, topLayers: 2 },
       learningRate: 2e-3,

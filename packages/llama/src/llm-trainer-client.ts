@@ -340,7 +340,7 @@ export class LlmTrainerClient {
 
   private async convertSample(sample: PolicySample): Promise<WorkerSample> {
     const { runtime } = this.options;
-    const selection = this.options.actionSelection ?? 'generate';
+    const selection = this.options.actionSelection ?? 'auto';
     const record = sample.decisionInfo?.llm;
     if (isRecord(record)) {
       if (record.kind === 'choice') {
@@ -364,7 +364,7 @@ export class LlmTrainerClient {
     const format = this.options.prompt.actionFormat ?? 'tagged';
     const answer = (action: string) =>
       `${formatLlmPolicyAnswer(action, format)}${runtime.endOfTurn}`;
-    if (selection === 'score') {
+    if (selection === 'score' || (selection === 'auto' && sample.candidates.length > 0)) {
       const candidates = sample.candidates.includes(sample.action)
         ? [...sample.candidates]
         : [...sample.candidates, sample.action];
