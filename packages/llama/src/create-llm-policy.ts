@@ -51,6 +51,8 @@ export const LlmPolicyFactoryOptionsSchema = z.object({
   modelDirectory: z.string().min(1).optional(),
   /** `auto` (default): `score` where a step lists candidate actions, else `generate` (see `LlmPolicyOptions.actionSelection`). */
   actionSelection: z.enum(['auto', 'generate', 'score']).default('auto'),
+  /** `runtime` (default): act in llama.cpp; `trainer`: act in the torch worker on its own weights (one GPU, no hand-over). */
+  actOn: z.enum(['runtime', 'trainer']).default('runtime'),
   /** `tagged` (default, `<action>...</action>`) or `plain` answers. */
   actionFormat: z.enum(['tagged', 'plain']).default('tagged'),
   /** `full`: the domain's description and instructions; `compact`: one line (small models, long states). */
@@ -144,6 +146,7 @@ export async function createLlmPolicy(
       runtime,
       prompt,
       actionSelection: settings.actionSelection,
+      actOn: settings.actOn,
       parseAction: (text) => adapter.parseAction(text),
       temperature: settings.temperature,
       maxTokens: settings.maxTokens,

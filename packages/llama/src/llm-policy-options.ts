@@ -71,6 +71,13 @@ export interface LlmPolicyOptions {
    */
   actionSelection?: 'auto' | 'generate' | 'score';
   /**
+   * Where generation and scoring run. `runtime` (default): the runtime, which is handed the
+   * trainer's weights after every update. `trainer`: the torch worker, on its own weights
+   * (batched sampling with log-probabilities), so one GPU acts and learns with no inference
+   * server and no hand-over; the runtime then only tokenises.
+   */
+  actOn?: 'runtime' | 'trainer';
+  /**
    * The domain grammar (`DomainAdapter.parseAction`): an action it rejects is invalid; one it
    * accepts is replaced by its canonical text.
    */

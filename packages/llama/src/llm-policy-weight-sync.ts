@@ -19,10 +19,12 @@ export class LlmWeightSync {
   private servedFile: string | undefined;
 
   /** `counters`: the policy's, whose export and reload figures this updates. */
+  /** `actingOnTrainer`: generation runs on the trainer's weights, so nothing is ever handed over. */
   constructor(
     private readonly trainer: LlmTrainerClient,
     private readonly options: LlmPolicyOptions,
     private readonly counters: LlmPolicyStats,
+    private readonly actingOnTrainer = false,
   ) {}
 
   /** The trainer's weights changed (a gradient step, or a loaded state). */
@@ -32,6 +34,7 @@ export class LlmWeightSync {
 
   /** Exports and reloads the trainer's weights if they changed since the last time. */
   async ensureServed(): Promise<void> {
+    if (this.actingOnTrainer) return;
     while (this.served !== this.version) {
       this.syncing ??= this.sync().finally(() => {
         this.syncing = undefined;

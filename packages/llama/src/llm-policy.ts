@@ -1,5 +1,6 @@
 /**
- * `LlmPolicy`: an LLM that acts through a runtime (llama.cpp in process: `LlamaPolicyRuntime`)
+ * `LlmPolicy`: an LLM that acts through a runtime (llama.cpp in process: `LlamaPolicyRuntime`;
+ * an inference server: `OpenAICompatibleRuntime`; or the trainer itself, `actOn: 'trainer'`)
  * and learns through the torch trainer backend (a Python worker), so the DreamGym loop trains
  * it like any `TrainablePolicy`.
  *
@@ -35,6 +36,7 @@ import { checkPolicyHeader, writePolicyHeader } from './llm-policy-state.js';
 import { LlmWeightSync } from './llm-policy-weight-sync.js';
 import { LlmTrainerClient } from './llm-trainer-client.js';
 import type { TorchTrainerBackend, TrainerDescription } from './torch-trainer-backend.js';
+import { TrainerActingRuntime } from './trainer-acting-runtime.js';
 
 /** The trainable LLM policy. */
 export class LlmPolicy implements TrainablePolicy {
@@ -64,8 +66,14 @@ export class LlmPolicy implements TrainablePolicy {
   ) {
     this.trainer = trainer;
     this.id = client.options.id ?? `llm:${client.options.runtime.id}`;
-    this.actor = new LlmPolicyActor(client.options, this.counters);
-    this.weights = new LlmWeightSync(client, client.options, this.counters);
+    const actOnTrainer = client.options.actOn === 'trainer';
+    this.actor = new LlmPolicyActor(
+      actOnTrainer
+        ? { ...client.options, runtime: new TrainerActingRuntime(client, client.options.runtime) }
+        : client.options,
+      this.counters,
+    );
+    this.weights = new LlmWeightSync(client, client.options, this.counters, actOnTrainer);
   }
 
   /** Starts the trainer worker (it loads the runtime's base GGUF as fp32) and returns the policy. */

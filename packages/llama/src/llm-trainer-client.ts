@@ -302,6 +302,42 @@ export class LlmTrainerClient {
     await this.backend.request('load', { directory, ...(weights ? { weights } : {}) });
   }
 
+  /**
+   * Samples answers to `prompts` (token ids) on the trainer's current weights, batched, with
+   * each token's log-probability (`temperature` 0: greedy; else the trainer's temperature).
+   */
+  generate(request: {
+    prompts: number[][];
+    maxTokens: number;
+    temperature: number;
+    seed?: number;
+    stop?: readonly string[];
+    stopTokens?: readonly number[];
+    signal?: AbortSignal;
+  }): Promise<{
+    generations: Array<{
+      tokens: number[];
+      logprobs: number[];
+      text: string;
+      finish: 'stop' | 'length';
+    }>;
+  }> {
+    const { signal, ...params } = request;
+    return this.backend.request('generate', params, signal);
+  }
+
+  /** Each candidate's per-token log-probabilities after `prompt`, on the current weights (raw distribution). */
+  async scoreCandidates(
+    prompt: number[],
+    candidates: number[][],
+    signal?: AbortSignal,
+  ): Promise<number[][]> {
+    const { results } = await this.backend.request<{
+      results: Array<{ candidateTokens: number[][] }>;
+    }>('logprobs', { samples: [{ prompt, candidates, choice: 0 }] }, signal);
+    return results[0]!.candidateTokens;
+  }
+
   /** Loads a PEFT LoRA adapter folder into the current weights (rank, alpha, modules and layers must fit). */
   async loadAdapter(directory: string): Promise<void> {
     await this.backend.request('load_adapter', { directory });

@@ -205,15 +205,14 @@ class PackedForward:
             )
         for sample, sample_spans in zip(samples, spans):
             if sample.is_choice:
-                sums = torch.stack(
-                    [
-                        raw_logp[start : start + n].gather(1, target_tensor[start : start + n, None]).sum()
-                        for start, n in sample_spans
-                    ]
-                )
+                per_token = [
+                    raw_logp[start : start + n].gather(1, target_tensor[start : start + n, None])[:, 0]
+                    for start, n in sample_spans
+                ]
+                sums = torch.stack([tokens.sum() for tokens in per_token])
                 distribution = torch.log_softmax(sums, dim=0)
                 entropy = -(distribution.exp() * distribution).sum() if want_entropy else None
-                outputs.append(SampleOutput(sums, None, distribution[sample.choice], entropy))
+                outputs.append(SampleOutput(sums, None, distribution[sample.choice], entropy, per_token))
             else:
                 start, n = sample_spans[0]
                 block = tempered_logp[start : start + n]

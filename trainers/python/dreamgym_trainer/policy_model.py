@@ -83,6 +83,7 @@ class PolicyTrainer:
         if options.mode == "lora" and options.lora_layers:
             boundary = min(options.lora_layers)
         self.packed = PackedForward(self.causal_lm, self.device, options, boundary)
+        self.text = None  # the vocabulary's decoder, read on the first `generate`
         self.load_seconds = time.perf_counter() - started
 
     # ---------------------------------------------------------------- description
@@ -143,10 +144,52 @@ class PolicyTrainer:
             entry: dict[str, Any] = {"logprob": float(output.logprob)}
             if sample.is_choice:
                 entry["candidates"] = [float(v) for v in output.token_logprobs]
+                entry["candidateTokens"] = [[float(v) for v in tokens] for tokens in output.candidate_tokens or []]
             else:
                 entry["tokens"] = [float(v) for v in output.token_logprobs]
             results.append(entry)
         return {"results": results}
+
+    def generate(self, params: dict) -> dict:
+        """Samples continuations of `prompts` (token ids) on the current weights, batched, with
+        each token's log-probability at the trainer's temperature (greedy: `temperature` 0, the
+        raw distribution's). Stops at `stopTokens`, at `stop` texts, or after `maxTokens`."""
+        from .sampling import generate
+        from .token_text import TokenText
+
+        prompts = params.get("prompts")
+        if not isinstance(prompts, list) or not prompts or not all(isinstance(p, list) and p and all(isinstance(t, int) for t in p) for p in prompts):
+            raise ValueError("generate needs `prompts`: non-empty lists of token ids")
+        temperature = float(params.get("temperature", self.options.temperature))
+        if temperature > 0 and abs(temperature - self.options.temperature) > 1e-9:
+            raise ValueError(
+                f"generate samples at the trainer's temperature {self.options.temperature} (its log-probabilities are scored there), got {temperature}"
+            )
+        if self.text is None:
+            self.text = TokenText(self.source)
+        stop_texts = [str(t) for t in params.get("stop", [])]
+        was_training = self.causal_lm.training
+        self.causal_lm.eval()
+        try:
+            generations = generate(
+                self.causal_lm,
+                self.device,
+                prompts,
+                max_new_tokens=int(params.get("maxTokens", 64)),
+                stop_tokens={int(t) for t in params.get("stopTokens", [])},
+                temperature=temperature,
+                seed=params.get("seed"),
+                stop_texts=stop_texts,
+                decode=self.text.decode,
+            )
+        finally:
+            self.causal_lm.train(was_training)
+        return {
+            "generations": [
+                {"tokens": g.tokens, "logprobs": g.logprobs, "text": self.text.decode(g.tokens), "finish": g.finish}
+                for g in generations
+            ]
+        }
 
     # ---------------------------------------------------------------- optimiser
     def set_learning_rate(self, learning_rate: float | None) -> None:

@@ -94,6 +94,8 @@ class SampleOutput:
     logprob: torch.Tensor
     # Sequence: per-token; choice: the candidate distribution's entropy (a scalar tensor).
     entropy: torch.Tensor | None
+    # Choice: each candidate's per-token log-probabilities (raw distribution). Sequence: None.
+    candidate_tokens: list[torch.Tensor] | None = None
 
 
 def check_schedule(schedule: list[list[list[int]]], count: int) -> None:

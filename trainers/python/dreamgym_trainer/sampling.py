@@ -38,8 +38,13 @@ def generate(
     pad_token: int = 0,
     seed: int | None = None,
     autocast: torch.dtype | None = None,
+    stop_texts: list[str] | None = None,
+    decode: Any = None,
 ) -> list[Generation]:
-    """Continues every prompt until a stop token or `max_new_tokens`."""
+    """Continues every prompt until a stop token, a stop text (`stop_texts`, read through
+    `decode`, token ids -> text; the text stops after it) or `max_new_tokens`."""
+    if stop_texts and decode is None:
+        raise ValueError("stop_texts needs decode")
     if not prompts or any(len(prompt) == 0 for prompt in prompts):
         raise ValueError("generate needs non-empty prompts")
     if max_new_tokens < 1:
@@ -62,6 +67,7 @@ def generate(
     logprobs: list[list[float]] = [[] for _ in prompts]
     finished = torch.zeros(count, dtype=torch.bool, device=device)
     stops = torch.tensor(sorted(stop_tokens), dtype=torch.long, device=device)
+    stopped_by_text = [False] * count
     cache = None
     step_ids, step_positions = input_ids, positions
     use_autocast = autocast is not None and device.type == "cuda"
@@ -91,6 +97,11 @@ def generate(
                 tokens[row].append(token)
                 logprobs[row].append(logprob)
         finished = finished | torch.isin(chosen, stops)
+        if stop_texts:
+            for row in range(count):
+                if not bool(finished[row]) and any(text in decode(tokens[row]) for text in stop_texts):
+                    stopped_by_text[row] = True
+            finished = finished | torch.tensor(stopped_by_text, device=device)
         if bool(finished.all()):
             break
         # Finished rows decode padding, which nothing reads; every new position is attended.
@@ -101,7 +112,7 @@ def generate(
         Generation(
             tokens=row_tokens,
             logprobs=row_logprobs,
-            finish="stop" if row_tokens and row_tokens[-1] in stop_tokens else "length",
+            finish="stop" if by_text or (row_tokens and row_tokens[-1] in stop_tokens) else "length",
         )
-        for row_tokens, row_logprobs in zip(tokens, logprobs)
+        for row_tokens, row_logprobs, by_text in zip(tokens, logprobs, stopped_by_text)
     ]

@@ -7,7 +7,7 @@ Each request is one line `{"id": n, "method": "...", "params": {...}}`; each ans
 "traceback"}}`, in request order. Logs go to stderr. stdout carries nothing but answers: library
 output printed to stdout is redirected to stderr.
 
-Methods: `start` (load the model; must come first), `health`, `logprobs`, `update`, `imitate`,
+Methods: `start` (load the model; must come first), `health`, `generate`, `logprobs`, `update`, `imitate`,
 `snapshot`, `release`, `reset_optimizer`, `save`, `load`, `load_adapter`, `save_adapter` (PEFT
 LoRA folders), `export`, `shutdown`. Error kinds:
 `invalid-request`, `not-started`, `checkpoint`, `model-file`, `out-of-memory`, `internal`.
@@ -87,6 +87,8 @@ class Worker:
             return trainer.save(str(params["directory"]), params.get("weights"))
         if method == "load":
             return trainer.load(str(params["directory"]), params.get("weights"))
+        if method == "generate":
+            return trainer.generate(params)
         if method == "load_adapter":
             return trainer.load_adapter(str(params["directory"]))
         if method == "save_adapter":
