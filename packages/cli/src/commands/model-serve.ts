@@ -10,7 +10,9 @@ const SERVE_USAGE = `Usage: dreamgym model serve [options]
 
 Serves a local model with the OpenAI API on 127.0.0.1: POST /v1/chat/completions
 (response_format json_schema, logprobs), POST /v1/completions (echo + logprobs), GET /v1/models,
-GET /health. Runs until interrupted.
+GET /health; and vLLM's fields for RL trainers: return_token_ids, token-id prompts with
+prompt_logprobs, POST /tokenize, POST /v1/load_lora_adapter and /v1/unload_lora_adapter
+(an LlmPolicy acts through it with OpenAICompatibleRuntime). Runs until interrupted.
 
   --model local|NAME|PATH   the model (default local: SmolLM2-135M-Instruct from the cache)
   --port N                  port (default 8080; 0 picks a free one)
