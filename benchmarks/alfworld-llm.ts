@@ -27,7 +27,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { setUpDomain } from '@dreamgym/cli';
+import { reportEpisodes, setUpDomain } from '@dreamgym/cli';
 import {
   type DreamGymConfigInput,
   DreamGymLoop,
@@ -176,6 +176,7 @@ async function evaluate(split: Split, mode: 'greedy' | 'sampled'): Promise<Evalu
     random: new SeededRandom(seed + 1000),
     candidateActions: (observation, history) =>
       setup.adapter.candidateActions(observation, history),
+    onEpisode: reportEpisodes(`${split} (${mode})`),
   });
   return metrics;
 }
@@ -267,8 +268,13 @@ async function writeResults(): Promise<void> {
           validSeenTasks: evaluationSets.valid_seen.length,
           validUnseenTasks: evaluationSets.valid_unseen.length,
           maxSteps,
-          bcTrajectories: number('bc-trajectories'),
-          bcEpochs: number('bc-epochs'),
+          ...(values['bc-adapter']
+            ? {
+                bcSamples: (details.behaviourCloning as { trainDecisions?: number } | undefined)
+                  ?.trainDecisions,
+                bcDevice: (details.behaviourCloning as { device?: string } | undefined)?.device,
+              }
+            : { bcTrajectories: number('bc-trajectories'), bcEpochs: number('bc-epochs') }),
           iterations: number('iterations'),
           tasksPerIteration: number('tasks-per-iteration'),
           rolloutsPerTask: number('rollouts'),
@@ -286,6 +292,8 @@ async function writeResults(): Promise<void> {
         protocol:
           'SmolLM2-135M-Instruct (Q4_1 GGUF in llama.cpp; fp32 LoRA training in the torch worker). bc: behaviour cloning on successful expert trajectories; dreamgym: bc then the DreamGym loop on the retrieval experience model with 0 real transitions; dreamgym-s2r: bc, DreamGym, then real-engine GRPO within the budget. Success on the real ALFWorld engine, 95% Wilson intervals.',
         results: [...earlier, ...results],
+        // Behaviour cloning's held-out figures, per evaluation (per epoch, or per share of one).
+        bc: details.behaviourCloning,
         details,
         seconds: (performance.now() - started) / 1000,
       },

@@ -29,6 +29,8 @@ import { workspacePackages } from '@dreamgym/test-support';
 import { build } from 'esbuild';
 import type { LlmPolicy } from './llm-policy.js';
 import { corridorLlmPolicy } from './llm-policy.test-support.js';
+import { DEFAULT_MODEL_NAME, resolveModelPath } from './model-files.js';
+import { OpenAICompatibleRuntime } from './openai-runtime.js';
 
 /** Three-room corridors: the key and the door one or two rooms from the entrance. */
 export function smallCorridorTasks(): Task[] {
@@ -71,9 +73,21 @@ export async function corridorReplayBuffer(tasks: readonly Task[]): Promise<Repl
   return buffer;
 }
 
-/** The corridor LLM policy of the loop tests: score mode, no history, a short prompt. */
-export function loopPolicy(workDirectory: string): Promise<LlmPolicy> {
+/**
+ * The corridor LLM policy of the loop tests: score mode, no history, a short prompt; acting
+ * in process, or through the OpenAI-compatible server at `serverBaseURL`.
+ */
+export function loopPolicy(workDirectory: string, serverBaseURL?: string): Promise<LlmPolicy> {
   return corridorLlmPolicy({
+    ...(serverBaseURL
+      ? {
+          runtime: new OpenAICompatibleRuntime({
+            baseURL: serverBaseURL,
+            model: DEFAULT_MODEL_NAME,
+            modelPath: resolveModelPath('local').path,
+          }),
+        }
+      : {}),
     actionSelection: 'score',
     prompt: {
       agentInstructions: '',
@@ -100,16 +114,20 @@ export async function corridorDemonstrations(
   return demonstrations;
 }
 
-/** The loop in `runDirectory` with a fresh policy and buffer (`config` overrides the test config). */
+/**
+ * The loop in `runDirectory` with a fresh policy and buffer (`config` overrides the test
+ * config); the policy acts through the server at `serverBaseURL` when given.
+ */
 export async function corridorLlmLoop(
   runDirectory: string,
   overrides: Partial<DreamGymComponents> = {},
   config: DreamGymConfigInput = {},
+  serverBaseURL?: string,
 ): Promise<{ loop: DreamGymLoop; policy: LlmPolicy }> {
   const tasks = smallCorridorTasks();
   const replayBuffer = await corridorReplayBuffer(tasks);
   await mkdir(runDirectory, { recursive: true });
-  const policy = await loopPolicy(join(runDirectory, 'policy-exports'));
+  const policy = await loopPolicy(join(runDirectory, 'policy-exports'), serverBaseURL);
   const loop = new DreamGymLoop({
     config: { ...llmLoopConfig, ...config },
     components: {

@@ -1,8 +1,10 @@
 /**
- * The DreamGym loop trains an `LlmPolicy` end to end (real SmolLM2-135M in llama.cpp for
- * acting, the real torch worker for updates) on small corridors, and a run killed mid-way
- * resumes from its checkpoint to the same metrics and weights as an uninterrupted run (llama.cpp
- * results do not depend on batching, so seeded acting reproduces). Whether training raises the
+ * The DreamGym loop trains an `LlmPolicy` end to end (real SmolLM2-135M acting through
+ * `dreamgym model serve`'s OpenAI-compatible API, new weights handed over as PEFT adapters;
+ * the real torch worker for updates) on small corridors, and a run killed mid-way resumes
+ * from its checkpoint to the same metrics and weights as an uninterrupted run (llama.cpp
+ * results do not depend on batching, so seeded acting reproduces). In-process acting's
+ * export and reload are tested in `llm-policy.test.ts`. Whether training raises the
  * policy's success is measured by `benchmarks/llm-policy.ts`, not here: on two tiny iterations
  * its direction depends on the seed.
  */
@@ -12,18 +14,26 @@ import { join, resolve } from 'node:path';
 import type { IterationMetrics } from '@dreamgym/core';
 import type { PolicySample } from '@dreamgym/core/policy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LlamaChatModel } from './llama-chat-model.js';
 import {
   corridorDemonstrations,
   corridorLlmLoop,
   smallCorridorTasks,
   startChild,
 } from './llm-policy-loop.test-support.js';
+import { type LlamaServer, startLlamaServer } from './openai-server.js';
 
 let directory: string;
+let model: LlamaChatModel;
+let server: LlamaServer;
 beforeAll(async () => {
   directory = await mkdtemp(join(tmpdir(), 'dreamgym-llm-loop-'));
-});
+  model = await LlamaChatModel.load({ model: 'local', contextSize: 1024, concurrency: 2 });
+  server = await startLlamaServer({ model, maxBodyBytes: 4 << 20 });
+}, 60_000);
 afterAll(async () => {
+  await server?.close();
+  await model?.dispose();
   await rm(directory, { recursive: true, force: true });
 });
 
@@ -81,7 +91,12 @@ let reference: { metrics: IterationMetrics[]; weights: Map<string, Float32Array>
 
 describe.sequential('DreamGym loop with an LlmPolicy on the corridor', () => {
   it('trains: every iteration updates the LoRA weights and generation acts on them', async () => {
-    const { loop, policy } = await corridorLlmLoop(join(directory, 'reference'));
+    const { loop, policy } = await corridorLlmLoop(
+      join(directory, 'reference'),
+      {},
+      {},
+      server.baseURL,
+    );
     try {
       const key = keyAndDoorSamples();
       const before = await policy.logprobs(key);
@@ -96,7 +111,7 @@ describe.sequential('DreamGym loop with an LlmPolicy on the corridor', () => {
       expect(stats.lastUpdate?.gradientSteps).toBeGreaterThan(0);
       for (const record of result.metrics) {
         expect(Number.isFinite(record.update.loss)).toBe(true);
-        // llama.cpp (Q4_1) acted on the weights the trainer (fp32) updated: had the second
+        // The server (Q4_1 + an f16 adapter) acted on the weights the trainer (fp32) updated: had the second
         // iteration acted on stale weights, its behaviour log-probabilities would be far off.
         expect(record.update.behaviourMismatch).toBeGreaterThan(0);
         expect(record.update.behaviourMismatch).toBeLessThan(0.2);
@@ -120,7 +135,7 @@ describe.sequential('DreamGym loop with an LlmPolicy on the corridor', () => {
     const crashed = join(directory, 'crashed');
     const child = await startChild(
       resolve(import.meta.dirname, 'llm-policy-loop-child.test-support.ts'),
-      [crashed],
+      [crashed, server.baseURL],
     );
     await new Promise<void>((resolveLine, reject) => {
       let buffered = '';
@@ -135,7 +150,7 @@ describe.sequential('DreamGym loop with an LlmPolicy on the corridor', () => {
     child.kill('SIGKILL');
     await new Promise((resolveExit) => child.once('exit', resolveExit));
 
-    const { loop, policy } = await corridorLlmLoop(crashed);
+    const { loop, policy } = await corridorLlmLoop(crashed, {}, {}, server.baseURL);
     try {
       const resumed = await loop.run({ resume: true });
       await policy.saveState(join(directory, 'resumed-state'));
