@@ -67,6 +67,7 @@ async function post(path: string, body: unknown) {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
+  // biome-ignore lint/suspicious/noExplicitAny: response bodies of several shapes, read field by field
   return { status: response.status, body: (await response.json()) as Record<string, any> };
 }
 
@@ -94,7 +95,9 @@ describe('OpenAICompatibleRuntime over dreamgym model serve (real model)', () =>
       scoredHere.map((tokens) => tokens.length),
     );
     for (const [index, tokens] of scoredThere.entries()) {
-      tokens.forEach((value, at) => expect(value).toBeCloseTo(scoredHere[index]![at]!, 4));
+      for (const [at, value] of tokens.entries()) {
+        expect(value).toBeCloseTo(scoredHere[index]![at]!, 4);
+      }
     }
   }, 120_000);
 
@@ -167,7 +170,7 @@ describe('OpenAICompatibleRuntime over dreamgym model serve (real model)', () =>
       });
       const after = await policy.act(observation, context);
       expect(runtime.servedModel).toMatch(/^dreamgym-v1-/);
-      const logprobs = (d: typeof before) => (d.info?.candidateLogprobs as number[])[2]!;
+      const logprobs = (d: typeof before) => (d.info!.candidateLogprobs as number[])[2]!;
       expect(logprobs(after)).toBeGreaterThan(logprobs(before));
       expect(after.action).toBe('take key');
       const listed = (await (await fetch(`${server.baseURL}/models`)).json()) as {

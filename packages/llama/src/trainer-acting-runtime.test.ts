@@ -66,7 +66,7 @@ describe('LlmPolicy acting on the trainer (actOn: trainer, real model)', () => {
       const [trainer] = await scoring.logprobs([sample(before)]);
       expect(Math.abs(trainer! - before.logprob!)).toBeLessThan(1e-4);
       const take = (candidate: { info?: Record<string, unknown> }) =>
-        (candidate.info?.candidateLogprobs as number[])[2]!;
+        (candidate.info!.candidateLogprobs as number[])[2]!;
       const teach = sample({ action: 'take key' });
       await scoring.imitate([teach, teach, teach, teach], {
         miniBatchSize: 2,
