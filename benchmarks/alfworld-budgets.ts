@@ -562,29 +562,30 @@ async function writeResults(): Promise<void> {
 try {
   for (const seed of seeds) {
     for (const condition of conditions) {
+      const points = condition.startsWith('real-')
+        ? marks.map((mark) => [mark, mark === finalBudget] as const)
+        : ([[condition === 'dreamgym-s2r' ? s2rBudget : 0, true]] as const);
+      // Measured in full (perhaps by a run whose scratch folder is gone): nothing to do.
+      if (points.every(([mark, final]) => measured(pointOf(condition, seed, mark), final))) {
+        log(`== seed ${seed}: ${condition} is measured`);
+        continue;
+      }
       log(`== seed ${seed}: ${condition}`);
       switch (condition) {
         case 'start':
           await startPolicy(seed);
-          await evaluatePoint('start', seed, 0, true);
           break;
         case 'real-grpo':
         case 'real-ppo':
-          // Measured in full (perhaps by a run whose scratch folder is gone): nothing to do.
-          if (marks.every((mark) => measured(pointOf(condition, seed, mark), mark === finalBudget)))
-            break;
           await trainReal(condition, seed);
-          for (const mark of marks)
-            await evaluatePoint(condition, seed, mark, mark === finalBudget);
           break;
         case 'dreamgym-s2r':
           await trainSimToReal(seed);
-          await evaluatePoint('dreamgym-s2r', seed, s2rBudget, true);
           break;
         default:
           await trainSynthetic(condition, seed);
-          await evaluatePoint(condition, seed, 0, true);
       }
+      for (const [mark, final] of points) await evaluatePoint(condition, seed, mark, final);
     }
   }
   await writeResults();
