@@ -67,6 +67,12 @@ export const DomainSetupOptionsSchema = z.object({
     .optional(),
   /** Offline trajectories from the dataset: the first N (default all). */
   offlineLimit: z.number().int().positive().optional(),
+  /**
+   * Load the valid tasks and trajectories and skip invalid ones (each logged with its file,
+   * line and id) instead of stopping at them, where the adapter's loaders validate record by
+   * record. Default false.
+   */
+  skipInvalid: z.boolean().optional(),
   /** Vector index of the replay buffer; `auto`: flat below 20 000 transitions, HNSW above. */
   index: z.enum(['auto', 'flat', 'hnsw']).default('auto'),
   /** Dimension of the hashing embedder. */
@@ -188,8 +194,15 @@ export async function setUpDomain(
     { dataDir: options.data },
     options.adapterPackage,
   );
+  const lenient = options.skipInvalid
+    ? {
+        skipInvalid: true,
+        onInvalid: (error: Error) => log(`skipped an invalid record: ${error.message}`),
+      }
+    : {};
   const seedTasks = await collect(
     adapter.datasets.tasks.load(options.data, {
+      ...lenient,
       splits: ['train'],
       ...(options.trainTasks === undefined ? {} : { limit: options.trainTasks }),
     }),
@@ -203,12 +216,14 @@ export async function setUpDomain(
   }
   const evaluationTasks = await collect(
     adapter.datasets.tasks.load(options.data, {
+      ...lenient,
       splits: [evaluationSplit],
       ...(options.evalTasks === undefined ? {} : { limit: options.evalTasks }),
     }),
   );
   const trajectories: Trajectory[] = await collect(
     adapter.datasets.trajectories.load(options.data, {
+      ...lenient,
       ...(options.offlineLimit === undefined ? {} : { limit: options.offlineLimit }),
     }),
   );

@@ -117,6 +117,7 @@ export function setupFlags(values: FlagValues, io: CommandIo): Partial<DomainSet
     evalSplit: string('eval-split'),
     evalTasks: count('eval-tasks'),
     index: string('index') as DomainSetupOptions['index'],
+    skipInvalid: values['skip-invalid'] ? true : undefined,
     outcomeJudge: values['no-outcome-judge'] ? false : undefined,
     worldMemory: values['no-world-memory'] ? false : undefined,
   };

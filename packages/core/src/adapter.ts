@@ -3,6 +3,7 @@
  * Adapters (`@dreamgym/alfworld`, `@dreamgym/webshop`, `@dreamgym/webarena-lite`) implement
  * it and run the conformance suite from `@dreamgym/core/testing`.
  */
+import type { DatasetFormatError } from './errors.js';
 import type { Environment } from './mdp/environment.js';
 import type { Observation, Step, Task, Trajectory } from './mdp/schemas.js';
 import type { SeededRandom } from './random/seeded-random.js';
@@ -61,6 +62,14 @@ export interface DatasetLoadOptions {
   splits?: readonly string[];
   /** Stop after this many records. */
   limit?: number;
+  /**
+   * Load the valid records and skip the invalid ones, reporting each to `onInvalid`, instead
+   * of failing (loaders that validate record by record; by default they fail with every
+   * invalid record named). Default false.
+   */
+  skipInvalid?: boolean;
+  /** Called with each invalid record's error when `skipInvalid` is set. */
+  onInvalid?: (error: DatasetFormatError) => void;
 }
 
 /** The domain's datasets: offline trajectories and seed tasks. */

@@ -78,18 +78,35 @@ export class DatasetFormatError extends DreamGymError {
   readonly file: string;
   /** 1-based line number, or undefined when the whole file is at fault. */
   readonly line: number | undefined;
+  /** 1-based column on `line`, where known. */
+  readonly column: number | undefined;
   /** Dotted path of the failing field, e.g. `steps.3.reward`, when one field is at fault. */
   readonly field: string | undefined;
+  /** The id of the record at fault (a task id), where known. */
+  readonly recordId: string | undefined;
   constructor(
     message: string,
-    options: { file: string; line?: number; field?: string; cause?: unknown },
+    options: {
+      file: string;
+      line?: number;
+      column?: number;
+      field?: string;
+      recordId?: string;
+      cause?: unknown;
+    },
   ) {
-    const where = options.line === undefined ? options.file : `${options.file}:${options.line}`;
+    const where =
+      options.line === undefined
+        ? options.file
+        : `${options.file}:${options.line}${options.column === undefined ? '' : `:${options.column}`}`;
+    const record = options.recordId === undefined ? '' : ` (${options.recordId})`;
     const what = options.field ? ` (field \`${options.field}\`)` : '';
-    super('DATASET_FORMAT', `${where}${what}: ${message}`, options);
+    super('DATASET_FORMAT', `${where}${record}${what}: ${message}`, options);
     this.file = options.file;
     this.line = options.line;
+    this.column = options.column;
     this.field = options.field;
+    this.recordId = options.recordId;
   }
   static override isInstance = hasCode<DatasetFormatError>('DATASET_FORMAT');
 }

@@ -7,9 +7,18 @@ import { z } from 'zod';
 import { parseHelperCall } from '../evaluation/helper-call.js';
 import { unknownPlaceholders } from './sites.js';
 
-const text = z.union([z.string(), z.number(), z.boolean()]).transform(String);
+const describe = (value: unknown) =>
+  value === null ? 'null' : Array.isArray(value) ? 'a list' : `a ${typeof value}`;
+const text = z
+  .union([z.string(), z.number(), z.boolean()], {
+    error: (issue) => `expected a phrase (a string or number), got ${describe(issue.input)}`,
+  })
+  .transform(String);
 /** A list of phrases; a single phrase is accepted as a list of one (task 81 of WebArena-Lite writes one). */
-const phrases = z.union([z.array(text), text.transform((value) => [value])]);
+const phrases = z.union([z.array(text), text.transform((value) => [value])], {
+  error: (issue) =>
+    `expected a list of phrases (strings), or one phrase, got ${describe(issue.input)}`,
+});
 
 const noUnknownPlaceholder = (value: string, context: z.RefinementCtx) => {
   const unknown = unknownPlaceholders(value);

@@ -16,6 +16,9 @@ describe('parseJsonWithLines', () => {
     expect(document.lineOf([1, 'task_id'])).toBe(9);
     // A field that is not there is placed at its nearest parent.
     expect(document.lineOf([0, 'eval', 'reference_url'])).toBe(4);
+    // Columns are where values start: `1` of `"task_id": 1` on line 3, the `{` of line 9.
+    expect(document.positionOf([0, 'task_id'])).toEqual({ line: 3, column: 16 });
+    expect(document.positionOf([1])).toEqual({ line: 9, column: 3 });
   });
 
   it.each([
@@ -33,7 +36,9 @@ describe('parseJsonWithLines', () => {
     }
     expect(DatasetFormatError.isInstance(thrown)).toBe(true);
     expect(thrown).toMatchObject({ file: 'broken.json', line });
-    expect((thrown as Error).message).toContain(`broken.json:${line}`);
+    const { column } = thrown as DatasetFormatError;
+    expect(column).toBeGreaterThan(0);
+    expect((thrown as Error).message).toContain(`broken.json:${line}:${column}`);
     expect((thrown as Error).message).toContain(reason);
   });
 });

@@ -1,15 +1,24 @@
 /**
  * A JSON parser that remembers where every value starts, so that a config error can name
- * the file, the line and the field (`test.raw.json:1234 (field eval.reference_url)`), which
- * `JSON.parse` cannot.
+ * the file, the line, the column and the field (`test.raw.json:1234:7 (field
+ * eval.reference_url)`), which `JSON.parse` cannot; a syntax error also names the config it
+ * is in (its `task_id` where that was read, else its index).
  */
 import { DatasetFormatError } from '@dreamgym/core';
 
-/** A parsed JSON document with the 1-based line of every value, by its path. */
+/** Where a value starts: 1-based line and column. */
+export interface JsonPosition {
+  line: number;
+  column: number;
+}
+
+/** A parsed JSON document with the 1-based line and column of every value, by its path. */
 export interface JsonWithLines {
   value: unknown;
   /** The line where the value at `path` starts (its nearest parent's when absent). */
   lineOf(path: readonly (string | number)[]): number;
+  /** The line and column where the value at `path` starts (its nearest parent's when absent). */
+  positionOf(path: readonly (string | number)[]): JsonPosition;
 }
 
 const key = (path: readonly (string | number)[]) => path.map(String).join('\u0000');
@@ -20,18 +29,35 @@ const key = (path: readonly (string | number)[]) => path.map(String).join('\u000
  * @throws DatasetFormatError naming `file` and the line of the first syntax error.
  */
 export function parseJsonWithLines(text: string, file: string): JsonWithLines {
-  const lines = new Map<string, number>();
+  const positions = new Map<string, JsonPosition>();
   let index = 0;
   let line = 1;
+  let lineStart = 0;
+  // The config being read (a top-level array element, or the document): for syntax errors.
+  let configIndex: number | undefined;
+  let configTaskId: unknown;
 
   const fail = (message: string): never => {
-    throw new DatasetFormatError(`invalid JSON: ${message}`, { file, line });
+    const record =
+      configTaskId !== undefined
+        ? `task_id ${String(configTaskId)}`
+        : configIndex !== undefined
+          ? `config #${configIndex}`
+          : undefined;
+    throw new DatasetFormatError(`invalid JSON: ${message}`, {
+      file,
+      line,
+      column: index - lineStart + 1,
+      ...(record ? { recordId: record } : {}),
+    });
   };
   const skipWhitespace = () => {
     while (index < text.length) {
       const character = text[index]!;
-      if (character === '\n') line += 1;
-      else if (character !== ' ' && character !== '\t' && character !== '\r') break;
+      if (character === '\n') {
+        line += 1;
+        lineStart = index + 1;
+      } else if (character !== ' ' && character !== '\t' && character !== '\r') break;
       index += 1;
     }
   };
@@ -56,7 +82,11 @@ export function parseJsonWithLines(text: string, file: string): JsonWithLines {
   };
   const parseValue = (path: (string | number)[]): unknown => {
     skipWhitespace();
-    lines.set(key(path), line);
+    positions.set(key(path), { line, column: index - lineStart + 1 });
+    if (path.length === 1 && typeof path[0] === 'number') {
+      configIndex = path[0];
+      configTaskId = undefined;
+    }
     const character = text[index];
     if (character === '{') {
       index += 1;
@@ -75,6 +105,7 @@ export function parseJsonWithLines(text: string, file: string): JsonWithLines {
         if (text[index] !== ':') fail(`expected ":" after "${name}"`);
         index += 1;
         object[name] = parseValue([...path, name]);
+        if (name === 'task_id' && path.length <= 1) configTaskId = object[name];
         skipWhitespace();
         if (text[index] === ',') {
           index += 1;
@@ -127,11 +158,14 @@ export function parseJsonWithLines(text: string, file: string): JsonWithLines {
   return {
     value,
     lineOf(path) {
+      return this.positionOf(path).line;
+    },
+    positionOf(path) {
       for (let length = path.length; length >= 0; length -= 1) {
-        const found = lines.get(key(path.slice(0, length)));
+        const found = positions.get(key(path.slice(0, length)));
         if (found !== undefined) return found;
       }
-      return 1;
+      return { line: 1, column: 1 };
     },
   };
 }

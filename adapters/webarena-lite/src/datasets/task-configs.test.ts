@@ -172,16 +172,99 @@ describe('loadWebarenaTasks', () => {
     expect(formatError.field).toBe(field);
     expect(formatError.line).toBeGreaterThan(20);
     expect(formatError.message).toMatch(message);
-    // The line is the field's own line in the file (the config's when the field is missing).
+    // The line is the field's own line in the file (the config's when the field is missing),
+    // and the column where its value starts.
     const lines = readFileSync(join(directory, 'configs.json'), 'utf8').split('\n');
     expect(lines[formatError.line! - 1]!.trim().startsWith(onLine)).toBe(true);
+    expect(formatError.recordId).toBe('task_id 7');
+    expect(formatError.message).toContain(
+      `configs.json:${formatError.line}:${formatError.column} (task_id 7)`,
+    );
+    // Every field here holds a string: its value starts with a quote at the column.
+    const at = lines[formatError.line! - 1]!.slice(formatError.column! - 1);
+    expect(at[0]).toBe(onLine === '{' ? '{' : '"');
   });
 
-  it('rejects a task id that appears twice, naming both places', async () => {
+  it('rejects a task id that appears twice in one file, naming both places', async () => {
     const directory = await writeConfigs('twice', [good, good]);
     await expect(collect(loadWebarenaTasks(directory))).rejects.toThrow(
-      /task_id 7 appears twice \(first at .*configs\.json:2\)/,
+      /configs\.json:\d+ \(task_id 7\) \(field `task_id`\): task_id 7 appears twice in this file \(first at line 2\)/,
     );
+  });
+
+  it('names every invalid config at once, and loads the valid ones with skipInvalid', async () => {
+    const wrongType = {
+      ...good,
+      task_id: 8,
+      eval: {
+        ...good.eval,
+        eval_types: ['string_match'],
+        reference_answers: { must_include: { text: 'todos' } },
+      },
+    };
+    const noIntent = { ...good, task_id: 9, intent: undefined };
+    const directory = await writeConfigs('several', [good, wrongType, noIntent]);
+    const error = (await collect(loadWebarenaTasks(directory)).catch((thrown) => thrown)) as Error;
+    expect(DatasetFormatError.isInstance(error)).toBe(true);
+    expect(error.message).toMatch(/2 of 3 configs are invalid \(skipInvalid, or --skip-invalid/);
+    expect(error.message).toMatch(
+      /configs\.json:\d+:\d+ \(task_id 8\) \(field `eval\.reference_answers\.must_include`\): expected a list of phrases \(strings\), or one phrase, got a object/,
+    );
+    expect(error.message).toMatch(/configs\.json:\d+:\d+ \(task_id 9\) \(field `intent`\)/);
+    const reported: DatasetFormatError[] = [];
+    const tasks = await collect(
+      loadWebarenaTasks(directory, { skipInvalid: true, onInvalid: (e) => reported.push(e) }),
+    );
+    expect(tasks.map((task) => task.id)).toEqual(['webarena:7']);
+    expect(reported.map((e) => e.recordId)).toEqual(['task_id 8', 'task_id 9']);
+  });
+
+  it("reads a syntax error's line, column and config; skipInvalid passes the file over", async () => {
+    const directory = await mkdtemp(join(scratch, 'syntax-'));
+    const text = JSON.stringify([good, { ...good, task_id: 8 }], null, 2).replace(
+      '"intent": "Open my todos",\n    "eval": {\n      "eval_types": [\n        "url_match"\n      ],\n      "reference_answers": null,\n      "reference_url": "__GITLAB__/dashboard/todos",\n      "program_html": [],\n      "url_note": "GOLD in PRED"\n    }\n  }\n]',
+      '"intent": "Open my todos" "eval": {}}]',
+    );
+    await writeFile(join(directory, 'broken.json'), text);
+    await writeFile(join(directory, 'fine.json'), JSON.stringify([{ ...good, task_id: 11 }]));
+    const error = (await collect(loadWebarenaTasks(directory)).catch((thrown) => thrown)) as
+      | DatasetFormatError
+      | undefined;
+    expect(error?.message).toMatch(/broken\.json:\d+:\d+ \(task_id 8\): invalid JSON/);
+    expect(error?.column).toBeGreaterThan(1);
+    const reported: DatasetFormatError[] = [];
+    const tasks = await collect(
+      loadWebarenaTasks(directory, { skipInvalid: true, onInvalid: (e) => reported.push(e) }),
+    );
+    expect(tasks.map((task) => task.id)).toEqual(['webarena:11']);
+    expect(reported).toHaveLength(1);
+  });
+
+  it('reads a WebArena checkout after its data generation once: test.raw.json, test.json and config_files/', async () => {
+    const directory = await mkdtemp(join(scratch, 'generated-'));
+    const raw = [good, { ...good, task_id: 8 }];
+    const resolved = raw.map((config) => ({
+      ...config,
+      start_url: 'http://127.0.0.1:8023',
+      eval: { ...config.eval, reference_url: 'http://127.0.0.1:8023/dashboard/todos' },
+    }));
+    await writeFile(join(directory, 'test.json'), JSON.stringify(resolved));
+    await writeFile(join(directory, 'test.raw.json'), JSON.stringify(raw));
+    await mkdir(join(directory, 'config_files'));
+    for (const config of resolved) {
+      await writeFile(
+        join(directory, 'config_files', `${config.task_id}.json`),
+        JSON.stringify(config),
+      );
+    }
+    const tasks = await collect(loadWebarenaTasks(directory));
+    expect(tasks.map((task) => task.id)).toEqual(['webarena:7', 'webarena:8']);
+    // The copy with placeholders is the one kept: any deployment resolves it.
+    expect(tasks.map((task) => (task.meta.source as { file: string }).file)).toEqual([
+      'test.raw.json',
+      'test.raw.json',
+    ]);
+    expect(tasks[0]!.meta.startUrl).toBe('__GITLAB__');
   });
 
   it('reports a missing directory, and a directory without configs, with DatasetNotFoundError', async () => {

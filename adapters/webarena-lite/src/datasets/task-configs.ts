@@ -30,13 +30,33 @@ export interface LocatedConfig {
   line: number;
 }
 
+/** How a config file is read: fail on the first bad config file, or skip and report. */
+export interface ReadConfigOptions {
+  /** Return the valid configs and report each invalid one to `onInvalid` instead of failing. */
+  skipInvalid?: boolean;
+  onInvalid?: (error: DatasetFormatError) => void;
+}
+
+/** `task_id N` of a config value, or `config #i` where it has none. */
+function recordIdOf(value: unknown, path: readonly (string | number)[]): string | undefined {
+  const taskId = (value as { task_id?: unknown } | null)?.task_id;
+  if (typeof taskId === 'number' || typeof taskId === 'string') return `task_id ${taskId}`;
+  return typeof path[0] === 'number' ? `config #${path[0]}` : undefined;
+}
+
 /**
  * Reads and validates every config in one file (a JSON array of configs, or one config).
+ * Every invalid config is named with its file, line, column, task id and field: by default
+ * in one error that lists them all; with `skipInvalid` each goes to `onInvalid` and the valid
+ * configs are returned.
  *
- * @throws DatasetNotFoundError when the file is missing; DatasetFormatError naming the
- * file, line and field of the first invalid config.
+ * @throws DatasetNotFoundError when the file is missing; DatasetFormatError for a JSON syntax
+ * error (its line, column and config), or for invalid configs unless `skipInvalid`.
  */
-export async function readWebarenaConfigFile(file: string): Promise<LocatedConfig[]> {
+export async function readWebarenaConfigFile(
+  file: string,
+  options: ReadConfigOptions = {},
+): Promise<LocatedConfig[]> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -50,26 +70,69 @@ export async function readWebarenaConfigFile(file: string): Promise<LocatedConfi
   const entries: { value: unknown; path: (string | number)[] }[] = Array.isArray(document.value)
     ? document.value.map((value, index) => ({ value, path: [index] }))
     : [{ value: document.value, path: [] }];
-  return entries.map(({ value, path }) => {
+  const valid: LocatedConfig[] = [];
+  const invalid: DatasetFormatError[] = [];
+  for (const { value, path } of entries) {
     const result = WebarenaConfigSchema.safeParse(value);
-    if (!result.success) {
-      const issue = result.error.issues[0]!;
-      const field = formatFieldPath(issue.path);
-      throw new DatasetFormatError(
+    if (result.success) {
+      valid.push({ config: result.data, file, line: document.lineOf(path) });
+      continue;
+    }
+    const issue = result.error.issues[0]!;
+    const field = formatFieldPath(issue.path);
+    const position = document.positionOf([
+      ...path,
+      ...issue.path.map((key) => key as string | number),
+    ]);
+    const recordId = recordIdOf(value, path);
+    invalid.push(
+      new DatasetFormatError(
         `${issue.message}${result.error.issues.length > 1 ? ` (+${result.error.issues.length - 1} more)` : ''}`,
         {
           file,
-          line: document.lineOf([...path, ...issue.path.map((key) => key as string | number)]),
+          line: position.line,
+          column: position.column,
+          ...(recordId ? { recordId } : {}),
           ...(field ? { field } : {}),
           cause: result.error,
         },
-      );
-    }
-    return { config: result.data, file, line: document.lineOf(path) };
-  });
+      ),
+    );
+  }
+  reportInvalid(invalid, entries.length, file, options);
+  return valid;
 }
 
-/** The config files of a dataset directory: its `*.json` files, then `config_files/*.json`. */
+/** Sends `invalid` to `onInvalid` (skipInvalid), or throws one error naming every one. */
+function reportInvalid(
+  invalid: DatasetFormatError[],
+  total: number,
+  file: string,
+  options: ReadConfigOptions,
+): void {
+  if (invalid.length === 0) return;
+  if (options.skipInvalid) {
+    for (const error of invalid) options.onInvalid?.(error);
+    return;
+  }
+  const [first] = invalid;
+  if (invalid.length === 1) throw first!;
+  throw new DatasetFormatError(
+    `${invalid.length} of ${total} configs are invalid (skipInvalid, or --skip-invalid, loads the others):\n${invalid.map((error) => `  ${error.message}`).join('\n')}`,
+    {
+      file,
+      ...(first!.line === undefined ? {} : { line: first!.line }),
+      ...(first!.column === undefined ? {} : { column: first!.column }),
+      cause: invalid,
+    },
+  );
+}
+
+/**
+ * The config files of a dataset directory: its `*.raw.json` files first (the configs with site
+ * placeholders, which any deployment resolves), then its other `*.json` files, then
+ * `config_files/*.json` (WebArena's generated per-task copies).
+ */
 export async function webarenaConfigFiles(dir: string): Promise<string[]> {
   const info = await stat(dir).catch(() => undefined);
   if (!info?.isDirectory()) {
@@ -81,7 +144,11 @@ export async function webarenaConfigFiles(dir: string): Promise<string[]> {
   const jsonIn = async (directory: string) =>
     (await readdir(directory).catch(() => [] as string[]))
       .filter((name) => name.endsWith('.json') && !name.startsWith('.'))
-      .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }))
+      .sort(
+        (a, b) =>
+          Number(b.endsWith('.raw.json')) - Number(a.endsWith('.raw.json')) ||
+          a.localeCompare(b, 'en', { numeric: true }),
+      )
       .map((name) => join(directory, name));
   const files = [...(await jsonIn(dir)), ...(await jsonIn(join(dir, 'config_files')))];
   if (files.length === 0) {
@@ -134,35 +201,59 @@ export function webarenaConfigToTask(located: LocatedConfig, sites: WebarenaSite
 
 /**
  * Streams the tasks of every config file in `dir` (see {@link webarenaConfigFiles}). All
- * configs are the `test` split: with `splits` that leave it out, nothing is read.
+ * configs are the `test` split: with `splits` that leave it out, nothing is read. A task id
+ * found again in another file is the same task in another copy (WebArena's data generation
+ * writes `test.raw.json`, `test.json` and `config_files/<id>.json` side by side): the first
+ * copy is kept. Twice in one file is an invalid config.
  *
- * @throws DatasetFormatError for an invalid config, or a task id that appears twice.
+ * @throws DatasetFormatError naming every invalid config (file, line, column, task id, field),
+ * unless `skipInvalid`, which loads the valid ones and reports the others to `onInvalid`.
  */
 export async function* loadWebarenaTasks(
   dir: string,
   options: DatasetLoadOptions & { sites?: WebarenaSites } = {},
 ): AsyncGenerator<Task> {
   if (options.splits && !options.splits.includes('test')) return;
-  const seen = new Map<number, string>();
+  const seen = new Map<number, { file: string; line: number }>();
+  const readOptions: ReadConfigOptions = {
+    ...(options.skipInvalid ? { skipInvalid: true } : {}),
+    ...(options.onInvalid ? { onInvalid: options.onInvalid } : {}),
+  };
   let count = 0;
   for (const file of await webarenaConfigFiles(dir)) {
-    for (const located of await readWebarenaConfigFile(file)) {
+    let configs: LocatedConfig[];
+    try {
+      configs = await readWebarenaConfigFile(file, readOptions);
+    } catch (error) {
+      // A file that is not JSON at all: with skipInvalid, reported and passed over.
+      if (!options.skipInvalid || !DatasetFormatError.isInstance(error)) throw error;
+      options.onInvalid?.(error);
+      continue;
+    }
+    const duplicates: DatasetFormatError[] = [];
+    for (const located of configs) {
       if (options.limit !== undefined && count >= options.limit) return;
       const first = seen.get(located.config.task_id);
       if (first !== undefined) {
-        throw new DatasetFormatError(
-          `task_id ${located.config.task_id} appears twice (first at ${first})`,
-          {
-            file,
-            line: located.line,
-            field: 'task_id',
-          },
+        if (first.file !== file) continue; // another copy of the same task
+        duplicates.push(
+          new DatasetFormatError(
+            `task_id ${located.config.task_id} appears twice in this file (first at line ${first.line})`,
+            {
+              file,
+              line: located.line,
+              recordId: `task_id ${located.config.task_id}`,
+              field: 'task_id',
+            },
+          ),
         );
+        continue;
       }
-      seen.set(located.config.task_id, `${file}:${located.line}`);
+      seen.set(located.config.task_id, { file, line: located.line });
       yield webarenaConfigToTask(located, options.sites);
       count += 1;
     }
+    reportInvalid(duplicates, configs.length, file, readOptions);
   }
 }
 

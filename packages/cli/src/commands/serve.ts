@@ -51,6 +51,8 @@ Domain and data:
   --data DIR                 the domain's dataset folder (default: $DREAMGYM_DATA_DIR/NAME)
   --offline FILE             extra offline trajectories (JSONL) for the replay buffer, repeatable
   --offline-limit N          use only the first N of the dataset's offline trajectories
+  --skip-invalid             load the valid tasks and trajectories, logging each invalid one
+                             (file, line, id) instead of stopping at the first
   --train-tasks N            seed tasks: the first N training tasks (default all)
   --index auto|flat|hnsw     replay-buffer index (default auto)
 
@@ -92,6 +94,7 @@ const SERVE_OPTIONS: FlagSpecs = {
   data: { type: 'string' },
   offline: { type: 'string', multiple: true },
   'offline-limit': { type: 'string' },
+  'skip-invalid': { type: 'boolean' },
   'train-tasks': { type: 'string' },
   index: { type: 'string' },
   experience: { type: 'string' },

@@ -32,6 +32,8 @@ Domain and data:
   --data DIR                 the domain's dataset folder (default: $DREAMGYM_DATA_DIR/NAME)
   --offline FILE             extra offline trajectories (JSONL), repeatable
   --offline-limit N          use only the first N of the dataset's offline trajectories
+  --skip-invalid             load the valid tasks and trajectories, logging each invalid one
+                             (file, line, id) instead of stopping at the first
   --train-tasks N            seed tasks: the first N training tasks (default all)
   --eval-split NAME          split of the evaluation tasks (default: the adapter's, e.g. valid_seen)
   --eval-tasks N             evaluation tasks: the first N of the split (default all)
@@ -110,6 +112,7 @@ const TRAIN_OPTIONS: FlagSpecs = {
   data: { type: 'string' },
   offline: { type: 'string', multiple: true },
   'offline-limit': { type: 'string' },
+  'skip-invalid': { type: 'boolean' },
   'train-tasks': { type: 'string' },
   'eval-split': { type: 'string' },
   'eval-tasks': { type: 'string' },
