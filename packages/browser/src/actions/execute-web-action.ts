@@ -176,18 +176,52 @@ function firstLine(error: unknown): string {
 }
 
 /**
- * Runs a Playwright element call; when the element is covered, moving or never settles,
- * retries with `force` (a click on the element's spot, as a user clicking there would). A
+ * Why a pointer cannot reach the element, or undefined when it can: no size on the page (a
+ * link around an image that did not load, a collapsed widget), or a place outside the page
+ * that no scrolling reaches (the visually-hidden pattern `top: -1000px`, `left: -9999px`).
+ */
+async function unreachableReason(locator: Locator): Promise<string | undefined> {
+  const box = await locator.boundingBox().catch(() => null);
+  if (!box || box.width < 1 || box.height < 1) return 'it has no size on the page';
+  const outside = await locator
+    .evaluate((element) => {
+      const rect = element.getBoundingClientRect();
+      const view = element.ownerDocument.defaultView!;
+      return rect.right + view.scrollX <= 0 || rect.bottom + view.scrollY <= 0;
+    })
+    .catch(() => false);
+  return outside ? 'it lies outside the page, where no scrolling reaches' : undefined;
+}
+
+/**
+ * Runs a Playwright element call. An element a pointer cannot reach (see
+ * {@link unreachableReason}) is acted on at once by script instead (`scripted`: the DOM's own
+ * `click()`, or the hover's mouse events), as assistive technology does, rather than after the
+ * action timeout; the outcome says so. A reachable element that is covered, moving or never
+ * settles is retried with `force` (a click on its spot, as a user clicking there would). A
  * disabled element fails at once: a user's click would do nothing either.
  */
 async function withForceFallback(
   locator: Locator,
   attempt: (force: boolean) => Promise<void>,
   action: WebAction,
-): Promise<void> {
+  scripted: () => Promise<void>,
+): Promise<string | undefined> {
   const text = formatWebAction(action);
   if (await locator.isDisabled().catch(() => false)) {
     throw new WebActionError(`${text} failed: the element is disabled.`, { action: text });
+  }
+  const unreachable = await unreachableReason(locator);
+  if (unreachable !== undefined) {
+    try {
+      await scripted();
+    } catch (error) {
+      throw new WebActionError(`${text} failed: ${unreachable}, and ${firstLine(error)}`, {
+        action: text,
+        cause: error,
+      });
+    }
+    return `${text} was done by script: ${unreachable}.`;
   }
   try {
     await attempt(false);
@@ -201,7 +235,16 @@ async function withForceFallback(
       });
     }
   }
+  return undefined;
 }
+
+/** A click event sent to the element itself: activates links and buttons wherever the element is. */
+const scriptClick = (locator: Locator) => () => locator.dispatchEvent('click');
+
+/** The mouse events of a hover, sent to the element itself. */
+const scriptHover = (locator: Locator) => async () => {
+  for (const type of ['mouseover', 'mouseenter', 'mousemove']) await locator.dispatchEvent(type);
+};
 
 /**
  * Executes an element or page action (`click`, `hover`, `type`, `press`, `scroll`, `goto`,
@@ -218,11 +261,11 @@ export async function executeWebAction(
   const { page } = context;
   const timeout = context.actionTimeoutMs;
   switch (action.type) {
-    case 'click':
-      await withElement(context, action, action.id, async (locator, description) => {
+    case 'click': {
+      const note = await withElement(context, action, action.id, async (locator, description) => {
         if (description.selectMarked && description.optionLabel !== undefined) {
           await locator.selectOption({ label: description.optionLabel }, { timeout });
-          return;
+          return undefined;
         }
         // A new window opens a moment after the click: wait for it, so the next observation
         // shows the tab it opened.
@@ -241,18 +284,31 @@ export async function executeWebAction(
               })
               .catch(() => undefined)
           : undefined;
-        await withForceFallback(locator, (force) => locator.click({ timeout, force }), action);
+        const done = await withForceFallback(
+          locator,
+          (force) => locator.click({ timeout, force }),
+          action,
+          scriptClick(locator),
+        );
         const [opened] = await Promise.all([popup, navigation]);
         await opened
           ?.waitForLoadState('load', { timeout: context.navigationTimeoutMs })
           .catch(() => undefined);
+        return done;
       });
-      return {};
-    case 'hover':
-      await withElement(context, action, action.id, (locator) =>
-        withForceFallback(locator, (force) => locator.hover({ timeout, force }), action),
+      return note === undefined ? {} : { note };
+    }
+    case 'hover': {
+      const note = await withElement(context, action, action.id, (locator) =>
+        withForceFallback(
+          locator,
+          (force) => locator.hover({ timeout, force }),
+          action,
+          scriptHover(locator),
+        ),
       );
-      return {};
+      return note === undefined ? {} : { note };
+    }
     case 'type':
       await withElement(context, action, action.id, async (locator, description) => {
         try {
@@ -266,7 +322,12 @@ export async function executeWebAction(
               await locator.pressSequentially(action.text, { timeout });
           } else {
             // An element that is not a form field (a custom widget): click it and type, as a user would.
-            await withForceFallback(locator, (force) => locator.click({ timeout, force }), action);
+            await withForceFallback(
+              locator,
+              (force) => locator.click({ timeout, force }),
+              action,
+              scriptClick(locator),
+            );
             await page.keyboard.type(action.text);
           }
           if (action.pressEnter) await page.keyboard.press('Enter');

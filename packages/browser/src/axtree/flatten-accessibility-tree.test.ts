@@ -136,7 +136,7 @@ describe('flattenAccessibilityTree', () => {
     ]);
   });
 
-  it('prints link URLs compactly: relative on the origin, a fragment on the page, long queries cut', () => {
+  it('prints link URLs compactly: relative on the origin, a fragment on the page, long queries cut, paths whole', () => {
     const base = new URL('http://127.0.0.1:8000/shop/list.html?page=2');
     expect(displayUrl('http://127.0.0.1:8000/shop/item.html', base)).toBe('/shop/item.html');
     expect(displayUrl('http://127.0.0.1:8000/shop/list.html?page=2#reviews', base)).toBe(
@@ -149,8 +149,11 @@ describe('flattenAccessibilityTree', () => {
     expect(displayUrl(`http://127.0.0.1:8000/track?${'utm=campaign&'.repeat(10)}`, base)).toBe(
       '/track?…',
     );
-    expect(displayUrl(`http://127.0.0.1:8000/${'very-long-path/'.repeat(8)}`, base)).toHaveLength(
-      80,
+    // A long path stays whole: the agent can goto what it reads.
+    const longPath = `/${'very-long-path/'.repeat(8)}`;
+    expect(displayUrl(`http://127.0.0.1:8000${longPath}`, base)).toBe(longPath);
+    expect(displayUrl(`http://127.0.0.1:8000${longPath}?${'a=1&'.repeat(20)}#top`, base)).toBe(
+      `${longPath}?…#top`,
     );
     expect(displayUrl('javascript:void(0)', base)).toBe('javascript:void(0)');
   });

@@ -160,16 +160,16 @@ function formatValue(value: unknown): string {
   return String(value);
 }
 
-/** Longest link URL printed in full; longer ones lose their query (tracking parameters, mostly). */
+/** Longest link URL printed with its query; longer ones lose the query (tracking parameters, mostly). */
 const MAX_URL_LENGTH = 80;
 
 /**
- * A link's URL as printed: relative to the page on the same origin, its fragment alone on
- * the same page (fewer tokens, same information); beyond {@link MAX_URL_LENGTH} characters the query becomes `?…` and a path
- * still too long is cut with `…`.
+ * A link's URL as printed: relative to the page on the same origin, its fragment alone on the
+ * same page (fewer tokens, same information). Beyond {@link MAX_URL_LENGTH} characters the
+ * query is elided as `?…`; the path is always whole, so an agent can `goto` what it reads
+ * wherever the link has no query (a link with one is followed by clicking it).
  */
 export function displayUrl(url: string, base: URL | undefined): string {
-  let shown = url;
   try {
     const target = new URL(url);
     const sameOrigin = base !== undefined && target.origin === base.origin;
@@ -184,15 +184,14 @@ export function displayUrl(url: string, base: URL | undefined): string {
         ? `${target.protocol}`
         : target.origin;
     // An anchor on the same page is its fragment alone.
-    shown = sameDocument
-      ? target.hash
-      : `${prefix}${target.pathname}${target.search}${target.hash}`;
-    if (shown.length > MAX_URL_LENGTH && target.search !== '')
-      shown = `${prefix}${target.pathname}?…`;
+    if (sameDocument) return target.hash;
+    const shown = `${prefix}${target.pathname}${target.search}${target.hash}`;
+    return shown.length > MAX_URL_LENGTH && target.search !== ''
+      ? `${prefix}${target.pathname}?…${target.hash}`
+      : shown;
   } catch {
-    // not a URL: printed as it is
+    return url; // not a URL: printed as it is
   }
-  return shown.length > MAX_URL_LENGTH ? `${shown.slice(0, MAX_URL_LENGTH - 1)}…` : shown;
 }
 
 interface PendingLine {

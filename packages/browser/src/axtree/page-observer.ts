@@ -42,6 +42,8 @@ export interface PageObservation {
   timings: { captureMs: number; flattenMs: number };
   /** The raw snapshot, when the observer keeps it (`keepSnapshot`). */
   snapshot?: RawAccessibilitySnapshot;
+  /** When the token budget cut the tree: lines shown of the whole. */
+  cut?: { shownLines: number; totalLines: number };
 }
 
 /** Options of {@link PageObserver}. */
@@ -50,6 +52,45 @@ export interface PageObserverOptions {
   viewportOnly?: boolean;
   /** Keep the raw snapshot on each observation (for recording fixtures and benchmarks). Default false. */
   keepSnapshot?: boolean;
+  /**
+   * Most tokens (characters / 4) the observation text holds; the tree is cut at a line and a
+   * note says what was left out. Default none.
+   */
+  maxTokens?: number | null;
+}
+
+/** Tokens of `text` as the observation budget counts them: characters / 4, rounded up. */
+export const estimateObservationTokens = (text: string): number => Math.ceil(text.length / 4);
+
+/**
+ * The tree lines that fit `budget` tokens beside `header`, and the note that ends a cut tree
+ * (which elements the agent can still act on: the ids it saw; how to see the rest).
+ */
+function fitToBudget(
+  header: string,
+  lines: readonly string[],
+  budget: number,
+  viewportOnly: boolean,
+): { lines: readonly string[]; cut?: { shownLines: number; totalLines: number } } {
+  let used = estimateObservationTokens(header) + 40; // the note's own share
+  let kept = 0;
+  for (const line of lines) {
+    const cost = estimateObservationTokens(`${line}\n`);
+    if (used + cost > budget) break;
+    used += cost;
+    kept += 1;
+  }
+  if (kept === lines.length) return { lines };
+  const rest = viewportOnly
+    ? 'scroll to bring the rest into view'
+    : 'observe with viewportOnly to follow the page as you scroll';
+  return {
+    lines: [
+      ...lines.slice(0, kept),
+      `[The observation is cut at its budget of ${budget} tokens: ${kept} of ${lines.length} lines are shown; ${rest}.]`,
+    ],
+    cut: { shownLines: kept, totalLines: lines.length },
+  };
 }
 
 /** `Tab 0 (current): Title | Tab 1: Title`. */
@@ -107,10 +148,21 @@ export class PageObserver {
       ids: this.ids,
       viewportOnly: this.options.viewportOnly ?? false,
     });
-    const tree = flattened.lines.join('\n');
     const header = tabs ?? [{ index: 0, title: snapshot.title, url: snapshot.url, current: true }];
+    const budget = this.options.maxTokens;
+    const fitted =
+      budget === undefined || budget === null
+        ? { lines: flattened.lines }
+        : fitToBudget(
+            formatObservationText(header, snapshot.url, ''),
+            flattened.lines,
+            budget,
+            this.options.viewportOnly ?? false,
+          );
+    const tree = fitted.lines.join('\n');
     const finished = performance.now();
     return {
+      ...('cut' in fitted && fitted.cut ? { cut: fitted.cut } : {}),
       text: formatObservationText(header, snapshot.url, tree),
       tree,
       url: snapshot.url,

@@ -202,6 +202,61 @@ describe('BrowserEnvironment on pages written for the tests', () => {
     );
   });
 
+  it('acts at once, by script, on elements a pointer cannot reach, and says so', () =>
+    // A long action timeout: had an action waited for it, the episode would take minutes.
+    withEnvironment(
+      async (environment) => {
+        const observation = await environment.reset(pageTask(server, 'stalls.html'));
+        const page = await environment.currentPage();
+        const started = performance.now();
+        const act = async (action: string) => {
+          const result = await environment.step(action);
+          expect(result.info.actionError, action).toBeUndefined();
+          expect(result.observation.text).toContain('was done by script');
+          return result;
+        };
+        await act(`click [${idOf(observation, 'link', 'Skip to content')}]`);
+        expect(await page.title()).toBe('skipped to content');
+        await act(`click [${idOf(observation, 'button', 'Far left button')}]`);
+        expect(await page.title()).toBe('far-left button pressed');
+        await act(`hover [${idOf(observation, 'button', 'Tiny')}]`);
+        expect(await page.title()).toBe('hovered the tiny one');
+        // A link around an image that did not load: followed at once (by a pointer where
+        // Chromium gives the broken image a box, by script where it does not).
+        const followed = await environment.step(
+          `click [${idOf(observation, 'link', 'Next page')}]`,
+        );
+        expect(followed.info.actionError).toBeUndefined();
+        expect(followed.observation.text).toMatch(/URL: http:\/\/127\.0\.0\.1:\d+\/page-two\.html/);
+        expect(performance.now() - started).toBeLessThan(30_000);
+      },
+      { actionTimeoutMs: 60_000 },
+    ));
+
+  it('prints link paths whole, eliding only long queries; cuts observations at their token budget', async () => {
+    await withEnvironment(async (environment) => {
+      const observation = await environment.reset(pageTask(server, 'stalls.html'));
+      expect(lineOf(observation, 'link', 'Long path')!.properties.url).toBe(
+        '/page-three.html/this/path/is/long/on/purpose/so/that/it/runs/past/eighty/characters/in/the/observation',
+      );
+      expect(lineOf(observation, 'link', 'Tracked link')!.properties.url).toBe(
+        '/page-three.html?…',
+      );
+      expect(observation.text).not.toContain('observation is cut');
+    });
+    await withEnvironment(
+      async (environment) => {
+        const observation = await environment.reset(pageTask(server, 'links.html'));
+        const last = observation.text.split('\n').at(-1)!;
+        expect(last).toMatch(
+          /^\[The observation is cut at its budget of 80 tokens: \d+ of \d+ lines are shown; observe with viewportOnly/,
+        );
+        expect(Math.ceil(observation.text.length / 4)).toBeLessThanOrEqual(80 + 20);
+      },
+      { maxObservationTokens: 80 },
+    );
+  });
+
   it('navigates: links, goto, go_back, go_forward, tabs and pages the site opens', () =>
     withEnvironment(async (environment) => {
       let observation = await environment.reset(pageTask(server, 'links.html'));

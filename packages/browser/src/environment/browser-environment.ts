@@ -228,7 +228,10 @@ export class BrowserEnvironment implements Environment {
         await page.goto(url, { waitUntil: 'load' });
       }
       const first = await tabs.focus(0);
-      const observer = new PageObserver({ viewportOnly: this.options.viewportOnly });
+      const observer = new PageObserver({
+        viewportOnly: this.options.viewportOnly,
+        maxTokens: this.options.maxObservationTokens,
+      });
       Object.assign(episode, { task, context, tabs, observer, stepCount: 0, done: false });
       const started = await this.hooks.onReset?.({ task, page: first, context });
       episode.instruction = started?.instruction;

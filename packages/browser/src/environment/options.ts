@@ -36,6 +36,12 @@ export const BrowserEnvironmentOptionsSchema = z.object({
   typing: z.enum(['keyboard', 'fill']).default('keyboard'),
   /** Observe only what is inside the viewport (scroll to see more). Default false: the whole page. */
   viewportOnly: z.boolean().default(false),
+  /**
+   * Most tokens an observation holds (estimated as characters / 4): the tree is cut after the
+   * line that reaches it, and a note at the end says how much was left out. A long page's
+   * whole tree runs to 35k-90k tokens. Default 8 000; `null` for no budget.
+   */
+  maxObservationTokens: z.number().int().positive().nullable().default(8_000),
   /** List candidate actions in `Observation.actions`. Default true. */
   listActions: z.boolean().default(true),
   /**
