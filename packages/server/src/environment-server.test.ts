@@ -299,7 +299,14 @@ describe('WebSocket /ws', () => {
 describe('HTTP', () => {
   it('serves health, metadata, schema, openapi and the MCP stub as OpenEnv does', async () => {
     const { url } = await startServer();
-    expect(await (await fetch(`${url}/health`)).json()).toEqual({ status: 'healthy' });
+    expect(await (await fetch(`${url}/health`)).json()).toEqual({
+      status: 'healthy',
+      saturated: false,
+      websocket_sessions: 0,
+      max_sessions: 64,
+      http_episodes: 0,
+      max_http_episodes: 64,
+    });
     const metadata = EnvironmentMetadataSchema.parse(await (await fetch(`${url}/metadata`)).json());
     expect(metadata).toMatchObject({ name: 'corridor', version: '1.2.3' });
     const schema = (await (await fetch(`${url}/schema`)).json()) as Record<
@@ -393,17 +400,32 @@ describe('HTTP', () => {
     expect((await fetch(`${url}/ws`)).status).toBe(405);
   });
 
-  it('counts HTTP episodes against the session cap and reaps idle ones', async () => {
-    const { url } = await startServer({ maxSessions: 1, sessionTimeoutMs: 150 });
+  it('keeps HTTP episodes apart from WebSocket sessions: 64 bare resets lock no trainer out', async () => {
+    const { url, server } = await startServer({
+      maxSessions: 2,
+      maxHttpEpisodes: 4,
+      httpResetsPerSecond: 1000,
+    });
     const reset = () =>
       fetch(`${url}/reset`, { method: 'POST', body: '{}' }).then(async (response) => ({
         status: response.status,
         body: (await response.json()) as { observation?: { metadata: { episode_id: string } } },
       }));
     const first = await reset();
-    expect(first.status).toBe(200);
-    expect((await reset()).status).toBe(503);
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    for (let index = 0; index < 63; index += 1) expect((await reset()).status).toBe(200);
+    expect(server.stats()).toMatchObject({ httpEpisodes: 4, httpEpisodesEvicted: 60 });
+    // Both WebSocket slots are still free: trainers connect and play.
+    const trainers = [await TestClient.connect(url), await TestClient.connect(url)];
+    for (const trainer of trainers) expect((await playEpisode(trainer)).success).toBe(true);
+    const health = (await (await fetch(`${url}/health`)).json()) as Record<string, unknown>;
+    expect(health).toMatchObject({
+      status: 'healthy',
+      saturated: true,
+      websocket_sessions: 2,
+      http_episodes: 4,
+      max_http_episodes: 4,
+    });
+    // The first HTTP episode made room for newer ones, and a step says so.
     const step = await fetch(`${url}/step`, {
       method: 'POST',
       body: JSON.stringify({
@@ -412,7 +434,59 @@ describe('HTTP', () => {
       }),
     });
     expect(step.status).toBe(409);
+    expect(JSON.stringify(await step.json())).toMatch(
+      /closed to make room for newer HTTP episodes/,
+    );
+    await Promise.all(trainers.map((trainer) => trainer.close()));
+  });
+
+  it('rate-limits POST /reset per client with 429, and reaps idle HTTP episodes', async () => {
+    const { url } = await startServer({ httpResetsPerSecond: 2, sessionTimeoutMs: 150 });
+    const reset = () => fetch(`${url}/reset`, { method: 'POST', body: '{}' });
+    const first = await reset();
+    expect(first.status).toBe(200);
+    const { observation } = (await first.json()) as {
+      observation: { metadata: { episode_id: string } };
+    };
     expect((await reset()).status).toBe(200);
+    const limited = await reset();
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBe('1');
+    expect(JSON.stringify(await limited.json())).toMatch(/at most 2 per second/);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const step = await fetch(`${url}/step`, {
+      method: 'POST',
+      body: JSON.stringify({
+        action: { action: 'go right' },
+        episode_id: observation.metadata.episode_id,
+      }),
+    });
+    expect(step.status).toBe(409);
+    expect((await reset()).status).toBe(200);
+  });
+
+  it('answers a WebSocket mcp message with a JSON-RPC reply, as OpenEnv does', async () => {
+    const { url } = await startServer();
+    const client = await TestClient.connect(url);
+    const listed = await client.request({
+      type: 'mcp',
+      data: { jsonrpc: '2.0', method: 'tools/list', id: 7 },
+    });
+    expect(listed).toEqual({
+      type: 'mcp',
+      data: {
+        jsonrpc: '2.0',
+        error: { code: -32603, message: 'Environment does not support MCP' },
+        id: 7,
+      },
+    });
+    const invalid = await client.request({ type: 'mcp', data: { method: 'tools/list' } });
+    expect((invalid as unknown as { data: { error: { code: number } } }).data.error.code).toBe(
+      -32600,
+    );
+    // The session still plays after MCP messages.
+    expect((await playEpisode(client)).success).toBe(true);
+    await client.close();
   });
 });
 

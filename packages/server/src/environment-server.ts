@@ -8,8 +8,11 @@
  *   `episode_id`), `GET /state`, `/health`, `/metadata`, `/schema` (JSON Schema from the zod
  *   schemas), `/openapi.json`, `POST /mcp` (JSON-RPC errors: no MCP tools), and
  *   `GET /dreamgym/status` when a status source is given.
- * - Limits: a cap on concurrent sessions (WebSocket sessions and live HTTP episodes), idle
- *   reaping, a payload limit, a heartbeat that drops dead peers; bound to 127.0.0.1 unless
+ * - Limits: a cap on WebSocket sessions, and a separate one on live HTTP episodes (HTTP is
+ *   stateless in OpenEnv: an HTTP episode never takes a WebSocket slot; at its cap the least
+ *   recently used idle one is closed to make room) with a per-client rate limit on
+ *   `POST /reset`, so HTTP callers cannot lock trainers out; idle reaping, a payload limit, a
+ *   heartbeat that drops dead peers; `/health` reports saturation; bound to 127.0.0.1 unless
  *   told otherwise; `close()` finishes the steps in flight before closing environments.
  */
 import { randomUUID } from 'node:crypto';
@@ -41,8 +44,15 @@ export const EnvironmentServerSettingsSchema = z.object({
   host: z.string().min(1).default('127.0.0.1'),
   /** Port; 0 picks a free one (read it from `start()`). Default 8000. */
   port: z.number().int().min(0).max(65_535).default(8000),
-  /** Concurrent sessions (WebSocket connections plus live HTTP episodes). Default 64. */
+  /** Concurrent WebSocket sessions. Default 64. */
   maxSessions: z.number().int().positive().default(64),
+  /**
+   * Live HTTP episodes (`POST /reset` then `POST /step` with its `episode_id`), apart from the
+   * WebSocket sessions; at the cap the least recently used idle episode is closed. Default 64.
+   */
+  maxHttpEpisodes: z.number().int().positive().default(64),
+  /** `POST /reset` requests one client address may make per second (a burst of as many). Default 20. */
+  httpResetsPerSecond: z.number().positive().default(20),
   /** A session with no message for this long is closed (WebSocket code 4408). 0 disables. Default 300 000. */
   sessionTimeoutMs: z.number().int().nonnegative().default(300_000),
   /** Largest accepted WebSocket message or HTTP body, in bytes. Default 1 MiB. */
@@ -76,10 +86,14 @@ export interface EnvironmentServerOptions extends EnvironmentServerSettings {
 
 /** Live counts of a running server. */
 export interface EnvironmentServerStats {
+  /** WebSocket sessions (what `maxSessions` caps). */
   activeSessions: number;
   websocketSessions: number;
   httpEpisodes: number;
   maxSessions: number;
+  maxHttpEpisodes: number;
+  /** HTTP episodes closed to make room for newer ones. */
+  httpEpisodesEvicted: number;
   sessionsOpened: number;
   sessionsRejected: number;
   sessionsReaped: number;
@@ -111,7 +125,11 @@ export class EnvironmentServer {
   private reserved = 0;
   private readonly ended = new Set<string>();
   private readonly counters: SessionCounters = { messages: 0, errors: {} };
-  private readonly totals = { opened: 0, rejected: 0, reaped: 0, httpRequests: 0 };
+  private readonly totals = { opened: 0, rejected: 0, reaped: 0, httpRequests: 0, evicted: 0 };
+  /** Token buckets of `POST /reset`, by client address. */
+  private readonly resetBuckets = new Map<string, { tokens: number; at: number }>();
+  /** Episode ids closed to make room, so a later step says so. */
+  private readonly evicted = new Set<string>();
   private readonly httpErrors: Record<string, number> = {};
   private readonly sockets = new Set<Socket>();
   private timers: NodeJS.Timeout[] = [];
@@ -184,6 +202,8 @@ export class EnvironmentServer {
       websocketSessions: this.sessions.size,
       httpEpisodes: this.episodes.size,
       maxSessions: this.settings.maxSessions,
+      maxHttpEpisodes: this.settings.maxHttpEpisodes,
+      httpEpisodesEvicted: this.totals.evicted,
       sessionsOpened: this.totals.opened,
       sessionsRejected: this.totals.rejected,
       sessionsReaped: this.totals.reaped,
@@ -234,8 +254,47 @@ export class EnvironmentServer {
     this.logger.log('info', 'server.stopped', this.stats() as unknown as Record<string, unknown>);
   }
 
+  /** WebSocket sessions: what `maxSessions` caps (HTTP episodes have their own cap). */
   private activeSessions(): number {
-    return this.sessions.size + this.episodes.size + this.reserved;
+    return this.sessions.size;
+  }
+
+  /** Whether `POST /reset` from `remote` is within its rate (a token bucket per address). */
+  private admitReset(remote: string): boolean {
+    const rate = this.settings.httpResetsPerSecond;
+    const now = performance.now();
+    const bucket = this.resetBuckets.get(remote) ?? { tokens: rate, at: now };
+    bucket.tokens = Math.min(rate, bucket.tokens + ((now - bucket.at) / 1000) * rate);
+    bucket.at = now;
+    if (this.resetBuckets.size > 10_000) this.resetBuckets.clear();
+    this.resetBuckets.set(remote, bucket);
+    if (bucket.tokens < 1) return false;
+    bucket.tokens -= 1;
+    return true;
+  }
+
+  /** Makes room for one more HTTP episode: closes the least recently used idle one. */
+  private async makeRoomForHttpEpisode(): Promise<void> {
+    if (this.episodes.size + this.reserved < this.settings.maxHttpEpisodes) return;
+    let oldest: HttpEpisode | undefined;
+    for (const episode of this.episodes.values()) {
+      if (episode.queue.pending > 0) continue;
+      if (!oldest || episode.lastActivity < oldest.lastActivity) oldest = episode;
+    }
+    if (!oldest) {
+      this.totals.rejected += 1;
+      throw new HttpError(
+        503,
+        `HTTP episodes at capacity: ${this.episodes.size}/${this.settings.maxHttpEpisodes}, all stepping. Retry shortly.`,
+      );
+    }
+    this.totals.evicted += 1;
+    this.evicted.add(oldest.id);
+    if (this.evicted.size > RECENTLY_ENDED) {
+      this.evicted.delete(this.evicted.values().next().value as string);
+    }
+    this.logger.log('info', 'http_episode.evicted', { episode: oldest.id });
+    await this.endHttpEpisode(oldest);
   }
 
   private startTimers(): void {
@@ -344,10 +403,18 @@ export class EnvironmentServer {
         throw new HttpError(503, 'The server is shutting down.');
       }
       switch (route) {
-        case 'GET /health':
+        case 'GET /health': {
+          // Saturated (every WebSocket slot taken) is still healthy: steps are being served.
+          const saturated = this.activeSessions() >= this.settings.maxSessions;
           return sendJson(response, this.closing ? 503 : 200, {
             status: this.closing ? 'unhealthy' : 'healthy',
+            saturated,
+            websocket_sessions: this.activeSessions(),
+            max_sessions: this.settings.maxSessions,
+            http_episodes: this.episodes.size,
+            max_http_episodes: this.settings.maxHttpEpisodes,
           });
+        }
         case 'GET /metadata':
           return sendJson(response, 200, this.options.metadata);
         case 'GET /schema':
@@ -390,7 +457,12 @@ export class EnvironmentServer {
       this.httpErrors[String(status)] = (this.httpErrors[String(status)] ?? 0) + 1;
       if (status >= 500) this.logger.log('error', 'http.error', { route, status, error });
       if (!response.headersSent) {
-        sendJson(response, status, { detail }, status === 413 ? { connection: 'close' } : {});
+        sendJson(
+          response,
+          status,
+          { detail },
+          status === 413 ? { connection: 'close' } : status === 429 ? { 'retry-after': '1' } : {},
+        );
       }
     }
   }
@@ -402,13 +474,14 @@ export class EnvironmentServer {
     const id = parameters.data.episode_id ?? randomUUID();
     let episode = this.episodes.get(id);
     if (!episode) {
-      if (this.activeSessions() >= this.settings.maxSessions) {
+      if (!this.admitReset(request.socket.remoteAddress ?? 'unknown')) {
         this.totals.rejected += 1;
         throw new HttpError(
-          503,
-          `Server at capacity: ${this.activeSessions()}/${this.settings.maxSessions} sessions active. Finish or let idle episodes expire, then retry.`,
+          429,
+          `Too many POST /reset from this client: at most ${this.settings.httpResetsPerSecond} per second. Reuse an episode_id, or use the WebSocket /ws.`,
         );
       }
+      await this.makeRoomForHttpEpisode();
       this.reserved += 1;
       let runner: EpisodeRunner;
       try {
@@ -421,6 +494,7 @@ export class EnvironmentServer {
       episode = { id, runner, queue: new SerialQueue(), lastActivity: performance.now() };
       this.episodes.set(id, episode);
       this.ended.delete(id);
+      this.evicted.delete(id);
       this.totals.opened += 1;
     }
     const current = episode;
@@ -444,9 +518,11 @@ export class EnvironmentServer {
     if (!episode) {
       throw new HttpError(
         this.ended.has(id) ? 409 : 404,
-        this.ended.has(id)
-          ? `Episode "${id}" has ended; POST /reset to start another.`
-          : `No episode "${id}" on this server: start one with POST /reset (idle episodes are closed after ${this.settings.sessionTimeoutMs / 1000} s).`,
+        this.evicted.has(id)
+          ? `Episode "${id}" was closed to make room for newer HTTP episodes (at most ${this.settings.maxHttpEpisodes} live); POST /reset to start another.`
+          : this.ended.has(id)
+            ? `Episode "${id}" has ended; POST /reset to start another.`
+            : `No episode "${id}" on this server: start one with POST /reset (idle episodes are closed after ${this.settings.sessionTimeoutMs / 1000} s).`,
       );
     }
     episode.lastActivity = performance.now();

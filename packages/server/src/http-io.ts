@@ -64,17 +64,25 @@ const JSON_RPC_INTERNAL_ERROR = -32603;
  * method not found otherwise).
  */
 export function mcpReply(body: string): Record<string, unknown> {
-  const error = (code: number, message: string, id: unknown = null) => ({
-    jsonrpc: '2.0',
-    error: { code, message },
-    id,
-  });
   let request: unknown;
   try {
     request = JSON.parse(body);
   } catch {
-    return error(JSON_RPC_PARSE_ERROR, 'Parse error');
+    return jsonRpcError(JSON_RPC_PARSE_ERROR, 'Parse error');
   }
+  return mcpRequestReply(request);
+}
+
+function jsonRpcError(code: number, message: string, id: unknown = null) {
+  return { jsonrpc: '2.0', error: { code, message }, id };
+}
+
+/**
+ * The JSON-RPC reply to a parsed MCP request (the `data` of a WebSocket `mcp` message, or an
+ * HTTP `/mcp` body), as OpenEnv answers for an environment without MCP tools.
+ */
+export function mcpRequestReply(request: unknown): Record<string, unknown> {
+  const error = jsonRpcError;
   const candidate = request as { jsonrpc?: unknown; method?: unknown; id?: unknown };
   if (
     typeof request !== 'object' ||

@@ -8,6 +8,7 @@
 import { ConfigError, DreamGymError } from '@dreamgym/core';
 import type { RawData, WebSocket } from 'ws';
 import type { EpisodeRunner } from './episode-runner.js';
+import { mcpRequestReply } from './http-io.js';
 import type { Logger } from './logger.js';
 import {
   ActionSchema,
@@ -21,7 +22,7 @@ import {
 } from './protocol/openenv-messages.js';
 import { SerialQueue } from './serial-queue.js';
 
-const MESSAGE_TYPES = new Set(['reset', 'step', 'state', 'close']);
+const MESSAGE_TYPES = new Set(['reset', 'step', 'state', 'close', 'mcp']);
 
 /** Raised while handling a message; becomes an `error` reply. */
 class MessageError extends Error {
@@ -188,12 +189,17 @@ export class WebSocketSession {
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
       throw new MessageError(
         'VALIDATION_ERROR',
-        'Invalid message: expected a JSON object {"type": "reset"|"step"|"state"|"close", "data": {...}}.',
+        'Invalid message: expected a JSON object {"type": "reset"|"step"|"state"|"close"|"mcp", "data": {...}}.',
       );
     }
     const type = (parsed as { type?: unknown }).type;
     if (typeof type !== 'string' || !MESSAGE_TYPES.has(type)) {
       throw new MessageError('UNKNOWN_TYPE', `Unknown message type: ${String(type ?? '')}`);
+    }
+    if (type === 'mcp') {
+      // OpenEnv's MCP-over-WebSocket: a JSON-RPC request in, a JSON-RPC reply out (errors
+      // here: these environments have no MCP tools).
+      return { type: 'mcp', data: mcpRequestReply((parsed as { data?: unknown }).data) };
     }
     const checked = WsIncomingMessageSchema.safeParse(parsed);
     if (!checked.success) throw validationError(checked.error, []);

@@ -82,7 +82,10 @@ Run:
 Server:
   --host HOST                interface to bind (default 127.0.0.1: this machine only)
   --port N                   port (default 8000; 0 picks a free one)
-  --max-sessions N           concurrent sessions (default 64)
+  --max-sessions N           concurrent WebSocket sessions (default 64)
+  --max-http-episodes N      live HTTP episodes, apart from them; the least recently used
+                             idle one makes room for a new one (default 64)
+  --http-resets-per-second N POST /reset per client address and second (default 20)
   --session-timeout SECONDS  close sessions idle this long (default 300; 0: never)
   --max-payload BYTES        largest accepted message (default 1048576)
   --shutdown-grace SECONDS   wait this long for steps in flight at shutdown (default 10)
@@ -124,6 +127,8 @@ const SERVE_OPTIONS: FlagSpecs = {
   host: { type: 'string' },
   port: { type: 'string' },
   'max-sessions': { type: 'string' },
+  'max-http-episodes': { type: 'string' },
+  'http-resets-per-second': { type: 'string' },
   'session-timeout': { type: 'string' },
   'max-payload': { type: 'string' },
   'shutdown-grace': { type: 'string' },
@@ -186,6 +191,8 @@ function serveSettings(values: FlagValues, file: Record<string, unknown>, io: Co
     host: values.host,
     port: integer(values.port, '--port'),
     maxSessions: integer(values['max-sessions'], '--max-sessions'),
+    maxHttpEpisodes: integer(values['max-http-episodes'], '--max-http-episodes'),
+    httpResetsPerSecond: decimal(values['http-resets-per-second'], '--http-resets-per-second'),
     sessionTimeoutMs: seconds('session-timeout'),
     shutdownGraceMs: seconds('shutdown-grace'),
     maxPayloadBytes: integer(values['max-payload'], '--max-payload'),
