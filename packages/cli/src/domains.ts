@@ -2,10 +2,14 @@
  * Finding a domain's adapter package: `--domain alfworld` loads `@dreamgym/alfworld` and
  * calls its `createAlfworldAdapter(options)` factory (every adapter exports
  * `create<Domain>Adapter`). Third-party adapters are named with `--adapter-package`.
+ * Packages are looked for from the working folder's project first, then from where this CLI
+ * is installed: a global install (`npm install -g @dreamgym/cli @dreamgym/alfworld`) keeps the
+ * adapters beside the CLI, outside any project.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ConfigError, type DomainAdapter } from '@dreamgym/core';
 
 /** `webarena-lite` -> `createWebarenaLiteAdapter`. */
@@ -18,9 +22,21 @@ export function adapterFactoryName(domain: string): string {
   return `create${pascal}Adapter`;
 }
 
-/** Adapter packages installed next to the CLI (keyword `dreamgym-adapter`). */
-export function installedAdapterPackages(from = process.cwd()): string[] {
+/** Where packages are looked for: the working folder, then this CLI's own install. */
+function searchRoots(): string[] {
+  return [process.cwd(), dirname(fileURLToPath(import.meta.url))];
+}
+
+/** Adapter packages installed next to the CLI or in the working folder's project (keyword `dreamgym-adapter`). */
+export function installedAdapterPackages(
+  from: string | readonly string[] = searchRoots(),
+): string[] {
   const found = new Set<string>();
+  for (const root of typeof from === 'string' ? [from] : from) collectAdapterPackages(root, found);
+  return [...found].sort();
+}
+
+function collectAdapterPackages(from: string, found: Set<string>): void {
   let directory = from;
   for (;;) {
     const scope = join(directory, 'node_modules', '@dreamgym');
@@ -36,7 +52,19 @@ export function installedAdapterPackages(from = process.cwd()): string[] {
     if (parent === directory) break;
     directory = parent;
   }
-  return [...found].sort();
+}
+
+/** The entry file of `packageName` resolved from the first root that has it. */
+function resolvePackage(packageName: string): string {
+  let failure: unknown;
+  for (const root of searchRoots()) {
+    try {
+      return createRequire(join(root, 'noop.js')).resolve(packageName);
+    } catch (error) {
+      failure ??= error;
+    }
+  }
+  throw failure;
 }
 
 /** Loads the adapter of `domain` and builds it with `options`. */
@@ -47,8 +75,7 @@ export async function loadDomainAdapter(
 ): Promise<DomainAdapter> {
   let module: Record<string, unknown>;
   try {
-    const require = createRequire(join(process.cwd(), 'noop.js'));
-    module = (await import(require.resolve(packageName))) as Record<string, unknown>;
+    module = (await import(resolvePackage(packageName))) as Record<string, unknown>;
   } catch (error) {
     const installed = installedAdapterPackages();
     throw new ConfigError(
