@@ -73,6 +73,11 @@ export const DomainSetupOptionsSchema = z.object({
    * record. Default false.
    */
   skipInvalid: z.boolean().optional(),
+  /**
+   * Most transitions the replay buffer keeps: past it the oldest synthetic and real ones are
+   * evicted first-in first-out (the offline seeds never are). Default unbounded.
+   */
+  bufferCapacity: z.number().int().positive().optional(),
   /** Vector index of the replay buffer; `auto`: flat below 20 000 transitions, HNSW above. */
   index: z.enum(['auto', 'flat', 'hnsw']).default('auto'),
   /** Dimension of the hashing embedder. */
@@ -246,7 +251,11 @@ export async function setUpDomain(
     options.index === 'auto' ? (transitions.length > 20_000 ? 'hnsw' : 'flat') : options.index;
   const embedder = parts.embedder ?? new HashingEmbedder({ dimension: options.embeddingDimension });
   const started = performance.now();
-  const replayBuffer = ReplayBuffer.create({ embedder, index: { type: index } });
+  const replayBuffer = ReplayBuffer.create({
+    embedder,
+    index: { type: index },
+    ...(options.bufferCapacity === undefined ? {} : { capacity: options.bufferCapacity }),
+  });
   await replayBuffer.add(transitions);
   log(
     `${options.domain}: ${seedTasks.length} seed tasks, ${evaluationTasks.length} ${evaluationSplit} tasks, ${replayBuffer.size} offline transitions (${index} index, ${((performance.now() - started) / 1000).toFixed(1)} s)`,

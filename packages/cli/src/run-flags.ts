@@ -118,6 +118,7 @@ export function setupFlags(values: FlagValues, io: CommandIo): Partial<DomainSet
     evalTasks: count('eval-tasks'),
     index: string('index') as DomainSetupOptions['index'],
     skipInvalid: values['skip-invalid'] ? true : undefined,
+    bufferCapacity: count('buffer-cap'),
     outcomeJudge: values['no-outcome-judge'] ? false : undefined,
     worldMemory: values['no-world-memory'] ? false : undefined,
   };

@@ -44,6 +44,7 @@ import { CheckpointStore } from '@dreamgym/core/training';
 import { z } from 'zod';
 import { type Logger, silentLogger } from './logger.js';
 import { SerialQueue } from './serial-queue.js';
+import type { ExtraMetric } from './server-metrics.js';
 import { type EpisodeRecord, findTask, type TaskRequest, type TaskSource } from './task-source.js';
 
 /** What a served run does; `parseServeConfig` validates it and fills defaults. */
@@ -541,6 +542,43 @@ export class DreamGymService implements TaskSource {
       lastCheckpoint: this.lastCheckpoint ?? null,
       ...(this.lastError ? { lastError: this.lastError } : {}),
     };
+  }
+
+  /** The run's gauges and counters for `GET /metrics`. */
+  metrics(): ExtraMetric[] {
+    const buffer = this.options.replayBuffer;
+    return [
+      {
+        name: 'replay_buffer_transitions',
+        type: 'gauge',
+        help: 'Transitions in the replay buffer.',
+        value: buffer.size,
+      },
+      {
+        name: 'replay_buffer_capacity',
+        type: 'gauge',
+        help: 'Replay buffer capacity (0: unbounded; offline seeds are never evicted).',
+        value: buffer.stats().capacity ?? 0,
+      },
+      {
+        name: 'transitions_written_total',
+        type: 'counter',
+        help: 'Transitions written back to the replay buffer.',
+        value: this.counters.transitionsWritten,
+      },
+      {
+        name: 'episodes_finished_total',
+        type: 'counter',
+        help: 'Episodes finished.',
+        value: this.counters.episodesFinished,
+      },
+      {
+        name: 'curriculum_tasks',
+        type: 'gauge',
+        help: 'Tasks in the curriculum pool.',
+        value: this.curriculum.pool.size,
+      },
+    ];
   }
 
   /** Finishes queued writes, checkpoints and closes the logs. Call after the server has closed. */

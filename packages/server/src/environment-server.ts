@@ -6,7 +6,8 @@
  *   `state` and `error` replies exactly as openenv-core's `EnvClient` expects.
  * - HTTP: `POST /reset` and `POST /step` (episodes kept on the server under their
  *   `episode_id`), `GET /state`, `/health`, `/metadata`, `/schema` (JSON Schema from the zod
- *   schemas), `/openapi.json`, `POST /mcp` (JSON-RPC errors: no MCP tools), and
+ *   schemas), `/openapi.json`, `POST /mcp` (JSON-RPC errors: no MCP tools), `GET /metrics`
+ *   (Prometheus text: steps, latency histogram, sessions, memory, the run's gauges), and
  *   `GET /dreamgym/status` when a status source is given.
  * - Limits: a cap on WebSocket sessions, and a separate one on live HTTP episodes (HTTP is
  *   stateless in OpenEnv: an HTTP episode never takes a WebSocket slot; at its cap the least
@@ -35,6 +36,7 @@ import {
 } from './protocol/openenv-messages.js';
 import { openApiDocument, schemaDocument } from './protocol/schema-documents.js';
 import { SerialQueue } from './serial-queue.js';
+import { type ExtraMetric, formatMetrics, StepMetrics } from './server-metrics.js';
 import type { TaskSource } from './task-source.js';
 import { type SessionCounters, WebSocketSession } from './websocket-session.js';
 
@@ -80,6 +82,8 @@ export interface EnvironmentServerOptions extends EnvironmentServerSettings {
   metadata: EnvironmentMetadata;
   /** Extra figures for `GET /dreamgym/status` (curriculum, buffer...). */
   status?: () => Record<string, unknown> | Promise<Record<string, unknown>>;
+  /** Extra gauges and counters for `GET /metrics` (replay buffer size and capacity...). */
+  metrics?: () => readonly ExtraMetric[];
   /** Receives structured log events. Default: none. */
   logger?: Logger;
 }
@@ -124,7 +128,12 @@ export class EnvironmentServer {
   /** Slots reserved by HTTP episodes whose environment is still being created. */
   private reserved = 0;
   private readonly ended = new Set<string>();
-  private readonly counters: SessionCounters = { messages: 0, errors: {} };
+  private readonly steps = new StepMetrics();
+  private readonly counters: SessionCounters = {
+    messages: 0,
+    errors: {},
+    onStep: (milliseconds) => this.steps.record(milliseconds),
+  };
   private readonly totals = { opened: 0, rejected: 0, reaped: 0, httpRequests: 0, evicted: 0 };
   /** Token buckets of `POST /reset`, by client address. */
   private readonly resetBuckets = new Map<string, { tokens: number; at: number }>();
@@ -441,6 +450,28 @@ export class EnvironmentServer {
             200,
             mcpReply(await readBody(request, this.settings.maxPayloadBytes)),
           );
+        case 'GET /metrics': {
+          const stats = this.stats();
+          const body = formatMetrics(
+            this.steps,
+            {
+              websocketSessions: stats.websocketSessions,
+              maxSessions: stats.maxSessions,
+              httpEpisodes: stats.httpEpisodes,
+              maxHttpEpisodes: stats.maxHttpEpisodes,
+              sessionsOpened: stats.sessionsOpened,
+              sessionsRejected: stats.sessionsRejected,
+              httpEpisodesEvicted: stats.httpEpisodesEvicted,
+            },
+            this.options.metrics?.() ?? [],
+          );
+          response.writeHead(200, {
+            'content-type': 'text/plain; version=0.0.4; charset=utf-8',
+            'content-length': Buffer.byteLength(body),
+          });
+          response.end(body);
+          return;
+        }
         case 'GET /dreamgym/status':
           return sendJson(response, 200, {
             ...(this.options.status ? await this.options.status() : {}),
@@ -526,7 +557,9 @@ export class EnvironmentServer {
       );
     }
     episode.lastActivity = performance.now();
+    const started = performance.now();
     const reply = await episode.queue.run(() => episode.runner.step(action));
+    this.steps.record(performance.now() - started);
     if (reply.done) await this.endHttpEpisode(episode);
     return reply;
   }
@@ -574,6 +607,7 @@ const KNOWN_PATHS = new Set([
   '/reset',
   '/step',
   '/mcp',
+  '/metrics',
   '/dreamgym/status',
   '/ws',
 ]);

@@ -50,6 +50,7 @@ export async function serveDreamGym(options: ServeDreamGymOptions): Promise<Serv
       documentation_url: null,
     },
     status: () => service.status(),
+    metrics: () => service.metrics(),
     logger,
   });
   let started: { url: string; port: number };

@@ -39,6 +39,8 @@ class MessageError extends Error {
 export interface SessionCounters {
   messages: number;
   errors: Partial<Record<WsErrorCode, number>>;
+  /** Called with each served step's milliseconds. */
+  onStep?: (milliseconds: number) => void;
 }
 
 /** Options of {@link WebSocketSession}. */
@@ -213,7 +215,9 @@ export class WebSocketSession {
       case 'step': {
         const action = ActionSchema.safeParse(incoming.data);
         if (!action.success) throw validationError(action.error, ['data']);
+        const started = performance.now();
         const reply = await runner.step(action.data);
+        this.options.counters.onStep?.(performance.now() - started);
         this.steps += 1;
         return { type: 'observation', data: reply };
       }

@@ -152,10 +152,23 @@ describe('dreamgym serve', () => {
       '1',
       '--rollouts-per-task',
       '2',
+      '--buffer-cap',
+      '100000',
     ];
     const first = await startServe(args);
-    expect(await playEpisode(first.url)).toBeLessThanOrEqual(6);
-    expect(await playEpisode(first.url)).toBeLessThanOrEqual(6);
+    const played = (await playEpisode(first.url)) + (await playEpisode(first.url));
+    expect(played).toBeLessThanOrEqual(12);
+    // Prometheus text: the steps served, their latency histogram, sessions, memory, the buffer.
+    const metrics = await (await fetch(`${first.url}/metrics`)).text();
+    const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1]);
+    expect(value('dreamgym_steps_total')).toBe(played);
+    expect(value('dreamgym_step_duration_seconds_count')).toBe(played);
+    expect(metrics).toMatch(/^dreamgym_step_duration_seconds_bucket\{le="\+Inf"\} \d+$/m);
+    expect(metrics).toMatch(/^# TYPE dreamgym_steps_total counter$/m);
+    expect(value('dreamgym_replay_buffer_capacity')).toBe(100000);
+    expect(value('dreamgym_replay_buffer_transitions')).toBeGreaterThan(0);
+    expect(value('dreamgym_process_resident_memory_bytes')).toBeGreaterThan(10_000_000);
+    expect(value('dreamgym_websocket_sessions')).toBe(0);
     expect(await stop(first.child)).toBe(0);
     expect(first.output()).toMatch(/stopped; resume with --resume/);
     expect(first.output()).toMatch(/"event":"run.closed"/);

@@ -53,6 +53,8 @@ Domain and data:
   --offline-limit N          use only the first N of the dataset's offline trajectories
   --skip-invalid             load the valid tasks and trajectories, logging each invalid one
                              (file, line, id) instead of stopping at the first
+  --buffer-cap N             most transitions the replay buffer keeps: the oldest written-back
+                             ones are evicted first (offline seeds never); default unbounded
   --train-tasks N            seed tasks: the first N training tasks (default all)
   --index auto|flat|hnsw     replay-buffer index (default auto)
 
@@ -98,6 +100,7 @@ const SERVE_OPTIONS: FlagSpecs = {
   offline: { type: 'string', multiple: true },
   'offline-limit': { type: 'string' },
   'skip-invalid': { type: 'boolean' },
+  'buffer-cap': { type: 'string' },
   'train-tasks': { type: 'string' },
   index: { type: 'string' },
   experience: { type: 'string' },

@@ -34,6 +34,8 @@ Domain and data:
   --offline-limit N          use only the first N of the dataset's offline trajectories
   --skip-invalid             load the valid tasks and trajectories, logging each invalid one
                              (file, line, id) instead of stopping at the first
+  --buffer-cap N             most transitions the replay buffer keeps: the oldest written-back
+                             ones are evicted first (offline seeds never); default unbounded
   --train-tasks N            seed tasks: the first N training tasks (default all)
   --eval-split NAME          split of the evaluation tasks (default: the adapter's, e.g. valid_seen)
   --eval-tasks N             evaluation tasks: the first N of the split (default all)
@@ -113,6 +115,7 @@ const TRAIN_OPTIONS: FlagSpecs = {
   offline: { type: 'string', multiple: true },
   'offline-limit': { type: 'string' },
   'skip-invalid': { type: 'boolean' },
+  'buffer-cap': { type: 'string' },
   'train-tasks': { type: 'string' },
   'eval-split': { type: 'string' },
   'eval-tasks': { type: 'string' },
