@@ -15,11 +15,29 @@ export interface JsonGrammar {
   mode: 'json_schema' | 'json_object';
 }
 
+/** A GBNF string literal of `text` (JSON's escapes are GBNF's). */
+const gbnfLiteral = (text: string) => JSON.stringify(text);
+
 /** The grammars of one llama.cpp binding, compiled on first use. */
 export class JsonGrammars {
   private readonly compiled = new Map<string, Promise<JsonGrammar>>();
+  private readonly choices = new Map<string, Promise<LlamaGrammar>>();
 
   constructor(private readonly llama: Llama) {}
+
+  /** The grammar that admits exactly one of `choices` (vLLM's `structured_outputs.choice`). */
+  choice(choices: readonly string[]): Promise<LlamaGrammar> {
+    const key = JSON.stringify(choices);
+    let compiled = this.choices.get(key);
+    if (!compiled) {
+      compiled = this.llama.createGrammar({
+        grammar: `root ::= ${choices.map(gbnfLiteral).join(' | ')}`,
+      });
+      if (this.choices.size > 256) this.choices.clear();
+      this.choices.set(key, compiled);
+    }
+    return compiled;
+  }
 
   /** The grammar of `schema`; without one, any JSON object. */
   async for(schema: Record<string, unknown> | undefined): Promise<JsonGrammar> {

@@ -7,7 +7,7 @@
  * (the context's sequences, KV-cache reuse, counters, cancellation, disposal) in
  * `llama-engine.ts`.
  */
-import { ModelOutputError } from '@dreamgym/core';
+import { ConfigError, ModelOutputError } from '@dreamgym/core';
 import { extractJson } from '@dreamgym/core/internal';
 import {
   type ChatMessage,
@@ -59,6 +59,8 @@ export interface LlamaChatRequest
   jsonSchema?: Record<string, unknown>;
   /** Constrain the answer to a JSON object by a grammar. */
   jsonObject?: boolean;
+  /** Constrain the answer to exactly one of these strings by a grammar. */
+  choice?: readonly string[];
 }
 
 /** The answer to a {@link LlamaChatRequest}, with its tokens. */
@@ -181,9 +183,22 @@ export class LlamaChatModel implements ChatModel, ContinuationScorer {
           messages = withSystemInstruction(messages, jsonInstruction(request.jsonSchema));
         }
       }
+      let choiceGrammar: LlamaGrammar | undefined;
+      if (request.choice && request.choice.length > 0) {
+        if (grammar) {
+          throw new ConfigError(
+            'A chat request constrains its answer one way: a JSON schema or a choice.',
+            {
+              field: 'choice',
+            },
+          );
+        }
+        choiceGrammar = await engine.grammars.choice(request.choice);
+      }
       const generation = await generate(engine, await this.promptTokens(messages), {
         ...generationSettings(engine, request),
         ...(grammar ? { grammar } : {}),
+        ...(choiceGrammar ? { grammar: choiceGrammar, grammarIsJson: false } : {}),
       });
       engine.counters.requests += 1;
       return toChatResponse(

@@ -224,6 +224,24 @@ describe('OpenAICompatibleRuntime over dreamgym model serve (real model)', () =>
     expect(chat.body.choices[0].token_ids).toHaveLength(
       chat.body.choices[0].logprobs.content.length,
     );
+    // vLLM's choice constraint: the answer is exactly one of the strings, whatever the model prefers.
+    const choices = ['<action>take key</action>', '<action>go left</action>'];
+    for (const temperature of [0, 1]) {
+      const chosen = await post('/v1/chat/completions', {
+        messages,
+        temperature,
+        seed: 3,
+        max_tokens: 24,
+        structured_outputs: { choice: choices },
+      });
+      expect(choices).toContain(chosen.body.choices[0].message.content);
+    }
+    const both = await post('/v1/chat/completions', {
+      messages,
+      structured_outputs: { choice: choices },
+      response_format: { type: 'json_object' },
+    });
+    expect(both.status).toBe(400);
     const outside = await post('/v1/completions', { prompt: [1, 2, 10_000_000], max_tokens: 1 });
     expect(outside.status).toBe(400);
     expect(outside.body.error.message).toMatch(

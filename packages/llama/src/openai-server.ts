@@ -9,6 +9,8 @@
  * - `GET /v1/models`, `GET /health`;
  * and what RL trainers use from vLLM's server, in its shapes, so a trainer written against
  * vLLM runs against this server unchanged (and the other way round):
+ * - `structured_outputs: {"choice": [...]}` (the answer is exactly one of the strings, by a
+ *   grammar);
  * - `return_token_ids` on both completion routes (`prompt_token_ids`, `token_ids`), prompts
  *   given as token ids, and `prompt_logprobs: 0` (each prompt token's teacher-forced
  *   log-probability, keyed by its id);
@@ -206,7 +208,17 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
       );
     }
     const format = body.response_format;
+    const choice = body.structured_outputs?.choice;
+    if (choice && format && format.type !== 'text') {
+      throw new OpenAIHttpError(
+        400,
+        'structured_outputs.choice and response_format both constrain the answer: send one.',
+        'invalid_request_error',
+        'structured_outputs',
+      );
+    }
     const response = await target.chat({
+      ...(choice ? { choice } : {}),
       messages,
       ...(body.temperature == null ? {} : { temperature: body.temperature }),
       ...(body.top_p == null ? {} : { topP: body.top_p }),

@@ -47,6 +47,8 @@ export interface GenerateSettings {
   logprobs: boolean;
   topLogprobs: number;
   grammar?: LlamaGrammar;
+  /** Whether the grammar is JSON's (the answer then ends where its JSON value ends). Default true. */
+  grammarIsJson?: boolean;
   signal?: AbortSignal;
 }
 
@@ -123,7 +125,8 @@ export async function generate(
       },
     );
     const decoder = new TokenTextDecoder(model);
-    const json = settings.grammar ? new JsonEndDetector() : undefined;
+    const json =
+      settings.grammar && settings.grammarIsJson !== false ? new JsonEndDetector() : undefined;
     const tokens: GeneratedToken[] = [];
     let text = '';
     let finishReason: 'stop' | 'length' | undefined;

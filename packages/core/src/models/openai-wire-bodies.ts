@@ -48,6 +48,10 @@ export const ChatCompletionRequestSchema = z.looseObject({
   top_logprobs: z.number().int().min(0).max(20).nullish(),
   /** vLLM: `prompt_token_ids` on the response and `token_ids` on the choice. */
   return_token_ids: z.boolean().nullish(),
+  /** vLLM: `{"choice": [...]}` constrains the answer to exactly one of the strings. */
+  structured_outputs: z
+    .looseObject({ choice: z.array(z.string().min(1)).min(1).max(1024).optional() })
+    .nullish(),
   response_format: z
     .discriminatedUnion('type', [
       z.object({ type: z.literal('text') }),
