@@ -57,7 +57,7 @@ function exec(
   });
 }
 
-/** A scratch copy of the repository: root configuration, packages/core, and node_modules linked. */
+/** A scratch copy of the repository: root configuration, packages/core and test-support, and node_modules linked. */
 async function scratchRepository(): Promise<string> {
   const root = await mkdtemp(join(tmpdir(), 'dreamgym-new-adapter-'));
   for (const file of [
@@ -76,10 +76,13 @@ async function scratchRepository(): Promise<string> {
     join(repositoryRoot, '.changeset', 'config.json'),
     join(root, '.changeset', 'config.json'),
   );
-  await cp(join(repositoryRoot, 'packages', 'core'), join(root, 'packages', 'core'), {
-    recursive: true,
-    filter: (source) => !/[/\\](dist|node_modules|\.turbo)$/.test(source),
-  });
+  // core, and test-support, whose workspace map the root vitest config builds its projects from.
+  for (const name of ['core', 'test-support']) {
+    await cp(join(repositoryRoot, 'packages', name), join(root, 'packages', name), {
+      recursive: true,
+      filter: (source) => !/[/\\](dist|node_modules|\.turbo)$/.test(source),
+    });
+  }
   await symlink(join(repositoryRoot, 'node_modules'), join(root, 'node_modules'), 'dir');
   return root;
 }

@@ -275,7 +275,7 @@ export async function scaffoldAdapter(options: ScaffoldOptions): Promise<Scaffol
     wiring.push(
       `vitest: no root vitest config; run the adapter's tests with npx vitest run --root ${folder}`,
     );
-  } else if ((await readFile(join(root, vitestConfig), 'utf8')).includes("'adapters'")) {
+  } else if (coversAdapters(await readFile(join(root, vitestConfig), 'utf8'))) {
     wiring.push(
       `vitest: ${vitestConfig} makes a project of every adapters/* package (@dreamgym/${names.name}, imports of @dreamgym/* resolved to src/)`,
     );
@@ -394,6 +394,14 @@ async function run(args: string[], io: CommandIo): Promise<number> {
     ].join('\n'),
   );
   return 0;
+}
+
+/**
+ * Whether a root vitest config makes a project of the adapters: it names `adapters`, or it
+ * builds its projects from the npm workspaces (this repository's `workspacePackages`).
+ */
+function coversAdapters(config: string): boolean {
+  return config.includes("'adapters'") || config.includes('workspacePackages(');
 }
 
 /** `dreamgym new adapter`. */
