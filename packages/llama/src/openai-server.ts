@@ -21,10 +21,8 @@
  * Bodies are size-limited, validated, and every error is OpenAI's JSON error shape.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { join } from 'node:path';
 import { ConfigError, ModelError, ModelOutputError } from '@dreamgym/core';
 import {
   ChatCompletionRequestSchema,
@@ -34,7 +32,6 @@ import {
   chatMessageText,
   completionBody,
   completionLogprobs,
-  LoadLoraAdapterRequestSchema,
   modelListBody,
   OpenAIHttpError,
   type PromptTokenLogprobs,
@@ -44,11 +41,11 @@ import {
   sendOpenAIError,
   stopSequences,
   TokenizeRequestSchema,
-  UnloadLoraAdapterRequestSchema,
   type WireToken,
 } from '@dreamgym/core/internal';
 import type { ChatMessage } from '@dreamgym/core/models';
 import type { GeneratedToken, LlamaChatModel } from './llama-chat-model.js';
+import { LoraAdapters } from './lora-adapters.js';
 
 /** Options of {@link startLlamaServer}. */
 export interface LlamaServerOptions {
@@ -161,23 +158,7 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
   const running = new Set<AbortController>();
   const sockets = new Set<Socket>();
 
-  /** Loaded LoRA adapters by the name requests give as `model`. */
-  const adapters = new Map<string, { model: LlamaChatModel; path: string; created: number }>();
-  const maxLoraAdapters = options.maxLoraAdapters ?? 4;
-
-  /** The model a request names: the base (or none named), or a loaded adapter. */
-  const modelFor = (name: string | undefined): LlamaChatModel => {
-    if (name === undefined || name === '' || accepted.has(name)) return model;
-    const adapter = adapters.get(name);
-    if (adapter) return adapter.model;
-    throw new OpenAIHttpError(
-      404,
-      `The model "${name}" does not exist; this server serves "${modelName}"${adapters.size > 0 ? ` and the LoRA adapters ${[...adapters.keys()].map((key) => `"${key}"`).join(', ')}` : ''}.`,
-      'invalid_request_error',
-      'model',
-      'model_not_found',
-    );
-  };
+  const adapters = new LoraAdapters(model, modelName, accepted, options.maxLoraAdapters ?? 4);
   const checkQueue = (target: LlamaChatModel) => {
     if (target.queueState().queued >= maxQueue) {
       throw new OpenAIHttpError(
@@ -192,7 +173,7 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
 
   async function chatCompletions(text: string, signal: AbortSignal) {
     const body = parseOpenAIRequest(text, ChatCompletionRequestSchema);
-    const target = modelFor(body.model);
+    const target = adapters.modelFor(body.model);
     checkQueue(target);
     const messages: ChatMessage[] = body.messages.map((message) => ({
       role: message.role === 'developer' ? 'system' : message.role,
@@ -242,7 +223,7 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
     return chatCompletionBody({
       id: requestId('chatcmpl'),
       created: Math.floor(Date.now() / 1000),
-      model: body.model && adapters.has(body.model) ? body.model : modelName,
+      model: adapters.replyName(body.model),
       content: response.text,
       finishReason: response.finishReason ?? 'stop',
       logprobs: body.logprobs === true ? toWireTokens(response.tokens) : null,
@@ -265,7 +246,7 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
 
   async function completions(text: string, signal: AbortSignal) {
     const body = parseOpenAIRequest(text, CompletionRequestSchema);
-    const target = modelFor(body.model);
+    const target = adapters.modelFor(body.model);
     checkQueue(target);
     const prompts: Array<string | number[]> =
       typeof body.prompt === 'string' || typeof body.prompt[0] === 'number'
@@ -352,7 +333,7 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
     return completionBody({
       id: requestId('cmpl'),
       created: Math.floor(Date.now() / 1000),
-      model: body.model && adapters.has(body.model) ? body.model : modelName,
+      model: adapters.replyName(body.model),
       choices,
       usage: { promptTokens, completionTokens },
     });
@@ -360,7 +341,7 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
 
   async function tokenize(text: string) {
     const body = parseOpenAIRequest(text, TokenizeRequestSchema);
-    const target = modelFor(body.model);
+    const target = adapters.modelFor(body.model);
     let tokens: number[];
     const conversation = body as {
       messages?: Array<{
@@ -394,99 +375,11 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
     return { count: tokens.length, max_model_len: target.contextSize, tokens };
   }
 
-  /** A GGUF adapter file, or a folder holding one as `adapter.gguf` (PEFT folders the DreamGym trainer writes). */
-  function adapterFile(path: string): string {
-    if (!existsSync(path)) {
-      throw new OpenAIHttpError(
-        400,
-        `lora_path ${path} does not exist.`,
-        'invalid_request_error',
-        'lora_path',
-      );
-    }
-    if (!statSync(path).isDirectory()) return path;
-    const file = join(path, 'adapter.gguf');
-    if (!existsSync(file)) {
-      throw new OpenAIHttpError(
-        400,
-        `${path} holds no adapter.gguf: this server runs llama.cpp, which loads LoRA adapters as GGUF (the DreamGym trainer writes adapter.gguf beside adapter_model.safetensors; llama.cpp's convert_lora_to_gguf.py converts other PEFT adapters).`,
-        'invalid_request_error',
-        'lora_path',
-      );
-    }
-    return file;
-  }
-
-  async function loadLoraAdapter(text: string) {
-    const body = parseOpenAIRequest(text, LoadLoraAdapterRequestSchema);
-    if (accepted.has(body.lora_name) || adapters.has(body.lora_name)) {
-      throw new OpenAIHttpError(
-        400,
-        `The name "${body.lora_name}" is taken: unload the adapter of that name first, or choose another.`,
-        'invalid_request_error',
-        'lora_name',
-      );
-    }
-    if (adapters.size >= maxLoraAdapters) {
-      throw new OpenAIHttpError(
-        400,
-        `${maxLoraAdapters} LoRA adapters are loaded, the most this server holds (maxLoraAdapters): unload one first.`,
-        'invalid_request_error',
-        'lora_name',
-      );
-    }
-    const file = adapterFile(body.lora_path);
-    let loaded: LlamaChatModel;
-    try {
-      loaded = await model.withLoraAdapter(file);
-    } catch (error) {
-      throw new OpenAIHttpError(
-        400,
-        `Cannot load the LoRA adapter ${file}: ${(error as Error).message}`,
-        'invalid_request_error',
-        'lora_path',
-      );
-    }
-    adapters.set(body.lora_name, {
-      model: loaded,
-      path: body.lora_path,
-      created: Math.floor(Date.now() / 1000),
-    });
-    return { status: 'ok', lora_name: body.lora_name, lora_path: body.lora_path };
-  }
-
-  async function unloadLoraAdapter(text: string) {
-    const body = parseOpenAIRequest(text, UnloadLoraAdapterRequestSchema);
-    const adapter = adapters.get(body.lora_name);
-    if (!adapter) {
-      throw new OpenAIHttpError(
-        404,
-        `No LoRA adapter named "${body.lora_name}" is loaded.`,
-        'invalid_request_error',
-        'lora_name',
-        'model_not_found',
-      );
-    }
-    adapters.delete(body.lora_name);
-    await adapter.model.dispose();
-    return { status: 'ok', lora_name: body.lora_name };
-  }
-
   function models() {
     const listed = modelListBody([modelName], 'dreamgym', created);
     return {
       ...listed,
-      data: [
-        ...listed.data,
-        ...[...adapters].map(([name, adapter]) => ({
-          id: name,
-          object: 'model',
-          created: adapter.created,
-          owned_by: 'dreamgym',
-          root: adapter.path,
-          parent: modelName,
-        })),
-      ],
+      data: [...listed.data, ...adapters.modelEntries()],
     };
   }
 
@@ -514,11 +407,11 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
       },
       '/v1/load_lora_adapter': {
         method: 'POST',
-        handle: async () => loadLoraAdapter(await readRequestBody(request, maxBodyBytes)),
+        handle: async () => adapters.load(await readRequestBody(request, maxBodyBytes)),
       },
       '/v1/unload_lora_adapter': {
         method: 'POST',
-        handle: async () => unloadLoraAdapter(await readRequestBody(request, maxBodyBytes)),
+        handle: async () => adapters.unload(await readRequestBody(request, maxBodyBytes)),
       },
     };
     const target = routes[path];
@@ -601,8 +494,7 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
         for (const socket of sockets) socket.destroy();
       }).then(async () => {
         // The adapters' models are the server's own (the base model is the caller's).
-        for (const adapter of adapters.values()) await adapter.model.dispose();
-        adapters.clear();
+        await adapters.disposeAll();
       });
       return closing;
     },

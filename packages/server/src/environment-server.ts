@@ -13,7 +13,7 @@
  *   stateless in OpenEnv: an HTTP episode never takes a WebSocket slot; at its cap the least
  *   recently used idle one is closed to make room) with a per-client rate limit on
  *   `POST /reset`, so HTTP callers cannot lock trainers out; idle reaping, a payload limit, a
- *   heartbeat that drops dead peers; `/health` reports saturation; bound to 127.0.0.1 unless
+ *   heartbeat that drops dead peers; `/health` says `degraded` when saturated; bound to 127.0.0.1 unless
  *   told otherwise; `close()` finishes the steps in flight before closing environments.
  */
 import { randomUUID } from 'node:crypto';
@@ -24,18 +24,11 @@ import { sendJson } from '@dreamgym/core/internal';
 import { WebSocketServer } from 'ws';
 import { z } from 'zod';
 import { EpisodeRunner } from './episode-runner.js';
+import { HttpEpisodes } from './http-episodes.js';
 import { HttpError, mcpReply, parseJsonBody, readBody } from './http-io.js';
 import { type Logger, silentLogger } from './logger.js';
-import {
-  CLOSE_CODES,
-  type EnvironmentMetadata,
-  fieldErrors,
-  HttpStepRequestSchema,
-  ResetParametersSchema,
-  type StepReply,
-} from './protocol/openenv-messages.js';
+import { CLOSE_CODES, type EnvironmentMetadata } from './protocol/openenv-messages.js';
 import { openApiDocument, schemaDocument } from './protocol/schema-documents.js';
-import { SerialQueue } from './serial-queue.js';
 import { type ExtraMetric, formatMetrics, StepMetrics } from './server-metrics.js';
 import type { TaskSource } from './task-source.js';
 import { type SessionCounters, WebSocketSession } from './websocket-session.js';
@@ -107,15 +100,6 @@ export interface EnvironmentServerStats {
   errors: Record<string, number>;
 }
 
-interface HttpEpisode {
-  id: string;
-  runner: EpisodeRunner;
-  queue: SerialQueue;
-  lastActivity: number;
-}
-
-const RECENTLY_ENDED = 4096;
-
 /** The OpenEnv protocol server. */
 export class EnvironmentServer {
   readonly settings: z.output<typeof EnvironmentServerSettingsSchema>;
@@ -124,21 +108,15 @@ export class EnvironmentServer {
   private readonly http: Server;
   private readonly websockets: WebSocketServer;
   private readonly sessions = new Map<string, WebSocketSession>();
-  private readonly episodes = new Map<string, HttpEpisode>();
-  /** Slots reserved by HTTP episodes whose environment is still being created. */
-  private reserved = 0;
-  private readonly ended = new Set<string>();
+  private readonly episodes: HttpEpisodes;
   private readonly steps = new StepMetrics();
   private readonly counters: SessionCounters = {
     messages: 0,
     errors: {},
     onStep: (milliseconds) => this.steps.record(milliseconds),
   };
-  private readonly totals = { opened: 0, rejected: 0, reaped: 0, httpRequests: 0, evicted: 0 };
-  /** Token buckets of `POST /reset`, by client address. */
-  private readonly resetBuckets = new Map<string, { tokens: number; at: number }>();
-  /** Episode ids closed to make room, so a later step says so. */
-  private readonly evicted = new Set<string>();
+  /** WebSocket sessions opened, refused and closed idle; HTTP requests. */
+  private readonly totals = { opened: 0, rejected: 0, reaped: 0, httpRequests: 0 };
   private readonly httpErrors: Record<string, number> = {};
   private readonly sockets = new Set<Socket>();
   private timers: NodeJS.Timeout[] = [];
@@ -149,6 +127,12 @@ export class EnvironmentServer {
     this.settings = parseOptions(EnvironmentServerSettingsSchema, options, 'EnvironmentServer');
     this.options = options;
     this.logger = options.logger ?? silentLogger;
+    this.episodes = new HttpEpisodes({
+      limits: this.settings,
+      createRunner: () => this.createRunner(),
+      logger: this.logger,
+      onStep: (milliseconds) => this.steps.record(milliseconds),
+    });
     this.http = createServer((request, response) => {
       void this.route(request, response);
     });
@@ -212,10 +196,10 @@ export class EnvironmentServer {
       httpEpisodes: this.episodes.size,
       maxSessions: this.settings.maxSessions,
       maxHttpEpisodes: this.settings.maxHttpEpisodes,
-      httpEpisodesEvicted: this.totals.evicted,
-      sessionsOpened: this.totals.opened,
-      sessionsRejected: this.totals.rejected,
-      sessionsReaped: this.totals.reaped,
+      httpEpisodesEvicted: this.episodes.totals.evicted,
+      sessionsOpened: this.totals.opened + this.episodes.totals.opened,
+      sessionsRejected: this.totals.rejected + this.episodes.totals.rejected,
+      sessionsReaped: this.totals.reaped + this.episodes.totals.reaped,
       messages: this.counters.messages,
       httpRequests: this.totals.httpRequests,
       errors,
@@ -244,7 +228,7 @@ export class EnvironmentServer {
     });
     const drained = Promise.all([
       ...[...this.sessions.values()].map((session) => session.shutdown()),
-      ...[...this.episodes.values()].map((episode) => this.endHttpEpisode(episode)),
+      this.episodes.closeAll(),
     ]);
     let graceTimer: NodeJS.Timeout | undefined;
     const grace = new Promise<'timeout'>((resolve) => {
@@ -266,44 +250,6 @@ export class EnvironmentServer {
   /** WebSocket sessions: what `maxSessions` caps (HTTP episodes have their own cap). */
   private activeSessions(): number {
     return this.sessions.size;
-  }
-
-  /** Whether `POST /reset` from `remote` is within its rate (a token bucket per address). */
-  private admitReset(remote: string): boolean {
-    const rate = this.settings.httpResetsPerSecond;
-    const now = performance.now();
-    const bucket = this.resetBuckets.get(remote) ?? { tokens: rate, at: now };
-    bucket.tokens = Math.min(rate, bucket.tokens + ((now - bucket.at) / 1000) * rate);
-    bucket.at = now;
-    if (this.resetBuckets.size > 10_000) this.resetBuckets.clear();
-    this.resetBuckets.set(remote, bucket);
-    if (bucket.tokens < 1) return false;
-    bucket.tokens -= 1;
-    return true;
-  }
-
-  /** Makes room for one more HTTP episode: closes the least recently used idle one. */
-  private async makeRoomForHttpEpisode(): Promise<void> {
-    if (this.episodes.size + this.reserved < this.settings.maxHttpEpisodes) return;
-    let oldest: HttpEpisode | undefined;
-    for (const episode of this.episodes.values()) {
-      if (episode.queue.pending > 0) continue;
-      if (!oldest || episode.lastActivity < oldest.lastActivity) oldest = episode;
-    }
-    if (!oldest) {
-      this.totals.rejected += 1;
-      throw new HttpError(
-        503,
-        `HTTP episodes at capacity: ${this.episodes.size}/${this.settings.maxHttpEpisodes}, all stepping. Retry shortly.`,
-      );
-    }
-    this.totals.evicted += 1;
-    this.evicted.add(oldest.id);
-    if (this.evicted.size > RECENTLY_ENDED) {
-      this.evicted.delete(this.evicted.values().next().value as string);
-    }
-    this.logger.log('info', 'http_episode.evicted', { episode: oldest.id });
-    await this.endHttpEpisode(oldest);
   }
 
   private startTimers(): void {
@@ -330,13 +276,7 @@ export class EnvironmentServer {
         session.reap((now - session.lastActivity) / 1000);
       }
     }
-    for (const episode of this.episodes.values()) {
-      if (episode.queue.pending === 0 && now - episode.lastActivity > limit) {
-        this.totals.reaped += 1;
-        this.logger.log('info', 'http_episode.reaped', { episode: episode.id });
-        void this.endHttpEpisode(episode);
-      }
-    }
+    this.episodes.reapIdle(now);
   }
 
   private upgrade(request: IncomingMessage, socket: Socket, head: Buffer): void {
@@ -413,16 +353,11 @@ export class EnvironmentServer {
       }
       switch (route) {
         case 'GET /health': {
-          // Saturated (every WebSocket slot taken) is still healthy: steps are being served.
+          // OpenEnv's HealthResponse forbids other fields, so saturation is its `degraded`
+          // status (steps are still served: 200); the counts are in GET /metrics.
+          if (this.closing) return sendJson(response, 503, { status: 'unhealthy' });
           const saturated = this.activeSessions() >= this.settings.maxSessions;
-          return sendJson(response, this.closing ? 503 : 200, {
-            status: this.closing ? 'unhealthy' : 'healthy',
-            saturated,
-            websocket_sessions: this.activeSessions(),
-            max_sessions: this.settings.maxSessions,
-            http_episodes: this.episodes.size,
-            max_http_episodes: this.settings.maxHttpEpisodes,
-          });
+          return sendJson(response, 200, { status: saturated ? 'degraded' : 'healthy' });
         }
         case 'GET /metadata':
           return sendJson(response, 200, this.options.metadata);
@@ -439,11 +374,16 @@ export class EnvironmentServer {
             }),
           );
         case 'GET /state':
-          return sendJson(response, 200, this.httpState(url.searchParams.get('episode_id')));
-        case 'POST /reset':
-          return sendJson(response, 200, await this.httpReset(request));
-        case 'POST /step':
-          return sendJson(response, 200, await this.httpStep(request));
+          return sendJson(response, 200, this.episodes.state(url.searchParams.get('episode_id')));
+        case 'POST /reset': {
+          const body = parseJsonBody(await readBody(request, this.settings.maxPayloadBytes), {});
+          const remote = request.socket.remoteAddress ?? 'unknown';
+          return sendJson(response, 200, await this.episodes.reset(body, remote));
+        }
+        case 'POST /step': {
+          const body = parseJsonBody(await readBody(request, this.settings.maxPayloadBytes));
+          return sendJson(response, 200, await this.episodes.step(body));
+        }
         case 'POST /mcp':
           return sendJson(
             response,
@@ -497,105 +437,6 @@ export class EnvironmentServer {
       }
     }
   }
-
-  private async httpReset(request: IncomingMessage): Promise<StepReply> {
-    const body = parseJsonBody(await readBody(request, this.settings.maxPayloadBytes), {});
-    const parameters = ResetParametersSchema.safeParse(body);
-    if (!parameters.success) throw new HttpError(422, fieldErrors(parameters.error, ['body']));
-    const id = parameters.data.episode_id ?? randomUUID();
-    let episode = this.episodes.get(id);
-    if (!episode) {
-      if (!this.admitReset(request.socket.remoteAddress ?? 'unknown')) {
-        this.totals.rejected += 1;
-        throw new HttpError(
-          429,
-          `Too many POST /reset from this client: at most ${this.settings.httpResetsPerSecond} per second. Reuse an episode_id, or use the WebSocket /ws.`,
-        );
-      }
-      await this.makeRoomForHttpEpisode();
-      this.reserved += 1;
-      let runner: EpisodeRunner;
-      try {
-        runner = await this.createRunner();
-      } catch (error) {
-        throw new HttpError(500, `The environment factory failed: ${errorMessage(error)}`);
-      } finally {
-        this.reserved -= 1;
-      }
-      episode = { id, runner, queue: new SerialQueue(), lastActivity: performance.now() };
-      this.episodes.set(id, episode);
-      this.ended.delete(id);
-      this.evicted.delete(id);
-      this.totals.opened += 1;
-    }
-    const current = episode;
-    current.lastActivity = performance.now();
-    try {
-      return await current.queue.run(() =>
-        current.runner.reset({ ...parameters.data, episode_id: id }),
-      );
-    } catch (error) {
-      if (!current.runner.running) await this.endHttpEpisode(current);
-      throw error;
-    }
-  }
-
-  private async httpStep(request: IncomingMessage): Promise<StepReply> {
-    const body = parseJsonBody(await readBody(request, this.settings.maxPayloadBytes));
-    const parsed = HttpStepRequestSchema.safeParse(body);
-    if (!parsed.success) throw new HttpError(422, fieldErrors(parsed.error, ['body']));
-    const { episode_id: id, action } = parsed.data;
-    const episode = this.episodes.get(id);
-    if (!episode) {
-      throw new HttpError(
-        this.ended.has(id) ? 409 : 404,
-        this.evicted.has(id)
-          ? `Episode "${id}" was closed to make room for newer HTTP episodes (at most ${this.settings.maxHttpEpisodes} live); POST /reset to start another.`
-          : this.ended.has(id)
-            ? `Episode "${id}" has ended; POST /reset to start another.`
-            : `No episode "${id}" on this server: start one with POST /reset (idle episodes are closed after ${this.settings.sessionTimeoutMs / 1000} s).`,
-      );
-    }
-    episode.lastActivity = performance.now();
-    const started = performance.now();
-    const reply = await episode.queue.run(() => episode.runner.step(action));
-    this.steps.record(performance.now() - started);
-    if (reply.done) await this.endHttpEpisode(episode);
-    return reply;
-  }
-
-  private httpState(id: string | null): unknown {
-    if (id === null) {
-      return {
-        episode_id: null,
-        step_count: 0,
-        task_id: null,
-        instruction: null,
-        done: false,
-        truncated: false,
-        total_reward: 0,
-      };
-    }
-    const episode = this.episodes.get(id);
-    if (!episode) throw new HttpError(404, `No episode "${id}" on this server.`);
-    episode.lastActivity = performance.now();
-    return episode.runner.state();
-  }
-
-  private async endHttpEpisode(episode: HttpEpisode): Promise<void> {
-    if (this.episodes.get(episode.id) !== episode) return;
-    this.episodes.delete(episode.id);
-    this.ended.add(episode.id);
-    if (this.ended.size > RECENTLY_ENDED) {
-      this.ended.delete(this.ended.values().next().value as string);
-    }
-    await episode.queue.idle();
-    try {
-      await episode.runner.close();
-    } catch (error) {
-      this.logger.log('warn', 'http_episode.close_failed', { episode: episode.id, error });
-    }
-  }
 }
 
 const KNOWN_PATHS = new Set([
@@ -612,10 +453,6 @@ const KNOWN_PATHS = new Set([
   '/ws',
 ]);
 
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /** HTTP status and detail of a failure: 422 for bad input, 409 for a wrong episode state. */
 function httpFailure(error: unknown): { status: number; detail: unknown } {
   if (error instanceof HttpError) return { status: error.status, detail: error.detail };
@@ -628,5 +465,8 @@ function httpFailure(error: unknown): { status: number; detail: unknown } {
   if (DreamGymError.isInstance(error) && error.code === 'ENVIRONMENT_STATE') {
     return { status: 409, detail: error.message };
   }
-  return { status: 500, detail: `Environment error: ${errorMessage(error)}` };
+  return {
+    status: 500,
+    detail: `Environment error: ${error instanceof Error ? error.message : String(error)}`,
+  };
 }
