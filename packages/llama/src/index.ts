@@ -50,6 +50,7 @@ export type {
   RuntimeGeneration,
   RuntimeToken,
 } from './llm-runtime.js';
+export { trainerStartParams } from './llm-trainer-client.js';
 export {
   cachedModelPath,
   DEFAULT_MODEL_NAME,

@@ -63,7 +63,11 @@ function chunks(order: readonly number[], size: number): number[][] {
   return batches;
 }
 
-function trainerStartParams(
+/**
+ * The torch worker's `start` parameters for `trainer`'s options on the weights at `modelPath`
+ * (`temperature`: the sampling temperature its log-probabilities are taken at).
+ */
+export function trainerStartParams(
   modelPath: string,
   trainer: LlmTrainerOptions,
   temperature: number,

@@ -33,6 +33,7 @@ import {
   completionBody,
   completionLogprobs,
   modelListBody,
+  type OpenAIChatMessage,
   OpenAIHttpError,
   type PromptTokenLogprobs,
   parseOpenAIRequest,
@@ -43,9 +44,17 @@ import {
   TokenizeRequestSchema,
   type WireToken,
 } from '@dreamgym/core/internal';
-import type { ChatMessage } from '@dreamgym/core/models';
 import type { GeneratedToken, LlamaChatModel } from './llama-chat-model.js';
 import { LoraAdapters } from './lora-adapters.js';
+import {
+  parseToolAnswer,
+  toolAnswerSchema,
+  toolConversation,
+  toolOffer,
+  type WireChatMessage,
+  type WireTool,
+  type WireToolChoice,
+} from './tool-calls.js';
 
 /** Options of {@link startLlamaServer}. */
 export interface LlamaServerOptions {
@@ -78,6 +87,26 @@ export interface LlamaServer {
   modelName: string;
   /** Stops accepting requests, aborts those running, and closes every connection. */
   close(): Promise<void>;
+}
+
+/** A request's chat message as the tool-call renderer takes it (text content). */
+function wireMessage(message: OpenAIChatMessage): WireChatMessage {
+  return {
+    role: message.role,
+    content: chatMessageText(message.content),
+    ...(message.tool_calls
+      ? {
+          tool_calls: message.tool_calls.map(
+            (call: NonNullable<OpenAIChatMessage['tool_calls']>[number]) => ({
+              id: call.id,
+              type: 'function' as const,
+              function: { name: call.function.name, arguments: call.function.arguments },
+            }),
+          ),
+        }
+      : {}),
+    ...(message.tool_call_id ? { tool_call_id: message.tool_call_id } : {}),
+  };
 }
 
 function requestId(prefix: string): string {
@@ -175,10 +204,8 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
     const body = parseOpenAIRequest(text, ChatCompletionRequestSchema);
     const target = adapters.modelFor(body.model);
     checkQueue(target);
-    const messages: ChatMessage[] = body.messages.map((message) => ({
-      role: message.role === 'developer' ? 'system' : message.role,
-      content: chatMessageText(message.content),
-    }));
+    const offer = toolOffer(body.tools, body.tool_choice);
+    const messages = toolConversation(body.messages.map(wireMessage), offer);
     const top = body.top_logprobs ?? 0;
     if (top > 0 && body.logprobs !== true) {
       throw new OpenAIHttpError(
@@ -190,6 +217,14 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
     }
     const format = body.response_format;
     const choice = body.structured_outputs?.choice;
+    if (offer && (choice || (format && format.type !== 'text'))) {
+      throw new OpenAIHttpError(
+        400,
+        'tools constrain the answer to a tool call: send them without structured_outputs or response_format.',
+        'invalid_request_error',
+        'tools',
+      );
+    }
     if (choice && format && format.type !== 'text') {
       throw new OpenAIHttpError(
         400,
@@ -212,6 +247,7 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
       stop: stopSequences(body.stop),
       logprobs: body.logprobs === true,
       topLogprobs: top,
+      ...(offer ? { jsonSchema: toolAnswerSchema(offer) } : {}),
       ...(format?.type === 'json_object' ? { jsonObject: true } : {}),
       ...(format?.type === 'json_schema'
         ? format.json_schema.schema
@@ -220,12 +256,15 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
         : {}),
       signal,
     });
+    const answer = offer ? parseToolAnswer(response.text, offer) : undefined;
     return chatCompletionBody({
       id: requestId('chatcmpl'),
       created: Math.floor(Date.now() / 1000),
       model: adapters.replyName(body.model),
-      content: response.text,
-      finishReason: response.finishReason ?? 'stop',
+      content: answer ? answer.content : response.text,
+      ...(answer ? { toolCalls: answer.toolCalls } : {}),
+      finishReason:
+        answer && answer.toolCalls.length > 0 ? 'tool_calls' : (response.finishReason ?? 'stop'),
       logprobs: body.logprobs === true ? toWireTokens(response.tokens) : null,
       topLogprobs: top,
       usage: {
@@ -343,15 +382,13 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
     const body = parseOpenAIRequest(text, TokenizeRequestSchema);
     const target = adapters.modelFor(body.model);
     let tokens: number[];
-    const conversation = body as {
-      messages?: Array<{
-        role: ChatMessage['role'] | 'developer';
-        content: Parameters<typeof chatMessageText>[0];
-      }>;
-      add_generation_prompt?: boolean | null;
-      prompt?: string;
-    };
-    if (conversation.messages) {
+    if ('messages' in body) {
+      const conversation = body as {
+        messages: OpenAIChatMessage[];
+        tools?: WireTool[] | null;
+        tool_choice?: WireToolChoice | null;
+        add_generation_prompt?: boolean | null;
+      };
       if (conversation.add_generation_prompt === false) {
         throw new OpenAIHttpError(
           400,
@@ -360,17 +397,13 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
           'add_generation_prompt',
         );
       }
+      const offer = toolOffer(conversation.tools, conversation.tool_choice);
       tokens = Array.from(
-        await target.promptTokens(
-          conversation.messages.map((message) => ({
-            role: message.role === 'developer' ? 'system' : message.role,
-            content: chatMessageText(message.content),
-          })),
-        ),
+        await target.promptTokens(toolConversation(conversation.messages.map(wireMessage), offer)),
       );
     } else {
       // Special tokens written in the text (`<|im_end|>`) are parsed as such, as vLLM does.
-      tokens = target.tokenize(conversation.prompt ?? '', true);
+      tokens = target.tokenize((body as { prompt: string }).prompt, true);
     }
     return { count: tokens.length, max_model_len: target.contextSize, tokens };
   }

@@ -26,10 +26,10 @@ function sourceOf(directory: string, target: unknown): string {
   return resolve(directory, file.replace(/^\.\/dist\//, 'src/').replace(/\.(c|m)?js$/, '.ts'));
 }
 
-/** The packages under `root`'s packages/, adapters/ and benchmarks/. */
+/** The packages under `root`'s packages/, adapters/, examples/ and benchmarks/. */
 export function workspacePackages(root: string): WorkspacePackage[] {
   const packages: WorkspacePackage[] = [];
-  for (const group of ['packages', 'adapters', 'benchmarks']) {
+  for (const group of ['packages', 'adapters', 'examples', 'benchmarks']) {
     const groupDirectory = join(root, group);
     if (!existsSync(groupDirectory)) continue;
     const directories =

@@ -32,6 +32,7 @@ export {
   embeddingsBody,
   LoadLoraAdapterRequestSchema,
   modelListBody,
+  type OpenAIChatMessage,
   type PromptTokenLogprobs,
   stopSequences,
   TokenizeRequestSchema,

@@ -19,11 +19,48 @@ const TokenIdSchema = z.number().int().min(0);
 
 const TextPartSchema = z.object({ type: z.literal('text'), text: z.string() });
 
-/** A chat message: text content, or text parts. */
-export const OpenAIChatMessageSchema = z.looseObject({
-  role: z.enum(['system', 'developer', 'user', 'assistant']),
-  content: z.union([z.string(), z.array(TextPartSchema), z.null()]),
+/** A tool call of an assistant message. */
+const ToolCallSchema = z.looseObject({
+  id: z.string(),
+  type: z.literal('function').optional(),
+  function: z.looseObject({ name: z.string().min(1), arguments: z.string() }),
 });
+
+/**
+ * A chat message: text content, or text parts; an assistant's tool calls, a tool's result
+ * (`role: "tool"` with the `tool_call_id` it answers).
+ */
+export const OpenAIChatMessageSchema = z.looseObject({
+  role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
+  content: z.union([z.string(), z.array(TextPartSchema), z.null()]).optional(),
+  tool_calls: z.array(ToolCallSchema).nullish(),
+  tool_call_id: z.string().nullish(),
+});
+
+export type OpenAIChatMessage = z.output<typeof OpenAIChatMessageSchema>;
+
+/** The function tools a request offers. */
+export const ToolsSchema = z
+  .array(
+    z.looseObject({
+      type: z.literal('function'),
+      function: z.looseObject({
+        name: z.string().min(1).max(64),
+        description: z.string().optional(),
+        parameters: z.record(z.string(), z.unknown()).optional(),
+      }),
+    }),
+  )
+  .max(128)
+  .nullish();
+
+/** Which tool the model must call: `none`, `auto`, `required`, or a named function. */
+export const ToolChoiceSchema = z
+  .union([
+    z.enum(['none', 'auto', 'required']),
+    z.looseObject({ type: z.literal('function'), function: z.object({ name: z.string() }) }),
+  ])
+  .nullish();
 
 const StopSchema = z.union([z.string(), z.array(z.string()).max(4)]).nullish();
 const SamplingFields = {
@@ -42,6 +79,9 @@ const SamplingFields = {
 export const ChatCompletionRequestSchema = z.looseObject({
   ...SamplingFields,
   messages: z.array(OpenAIChatMessageSchema).min(1),
+  tools: ToolsSchema,
+  tool_choice: ToolChoiceSchema,
+  parallel_tool_calls: z.boolean().nullish(),
   max_tokens: z.number().int().positive().nullish(),
   max_completion_tokens: z.number().int().positive().nullish(),
   logprobs: z.boolean().nullish(),
@@ -99,6 +139,8 @@ export const TokenizeRequestSchema = z.union([
   z.looseObject({
     model: z.string().optional(),
     messages: z.array(OpenAIChatMessageSchema).min(1),
+    tools: ToolsSchema,
+    tool_choice: ToolChoiceSchema,
     add_generation_prompt: z.boolean().nullish(),
   }),
   z.looseObject({
@@ -135,7 +177,7 @@ export type EmbeddingsRequest = z.output<typeof EmbeddingsRequestSchema>;
 export function chatMessageText(
   content: z.output<typeof OpenAIChatMessageSchema>['content'],
 ): string {
-  if (content === null) return '';
+  if (content === null || content === undefined) return '';
   return typeof content === 'string' ? content : content.map((part) => part.text).join('');
 }
 
@@ -181,7 +223,14 @@ export interface ChatCompletionBodyOptions {
   /** Unix seconds. */
   created: number;
   model: string;
-  content: string;
+  /** The answer's text; `null` when it only calls tools. */
+  content: string | null;
+  /** The answer's tool calls (`finishReason` is then `tool_calls`). */
+  toolCalls?: ReadonlyArray<{
+    id: string;
+    type: 'function';
+    function: { name: string; arguments: string };
+  }>;
   finishReason: string;
   /** The tokens' log-probabilities; `null` when none were asked for (or none are given). */
   logprobs: readonly WireToken[] | null;
@@ -204,7 +253,14 @@ export function chatCompletionBody(options: ChatCompletionBodyOptions) {
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: options.content, refusal: null },
+        message: {
+          role: 'assistant',
+          content: options.content,
+          refusal: null,
+          ...(options.toolCalls && options.toolCalls.length > 0
+            ? { tool_calls: options.toolCalls }
+            : {}),
+        },
         finish_reason: options.finishReason,
         ...(options.tokenIds ? { token_ids: options.tokenIds.completion } : {}),
         logprobs:

@@ -1,0 +1,341 @@
+/**
+ * `AgentTrainer`: reinforcement learning for an agent written with an agent framework, whose
+ * code stays as it is. The agent is given a client whose `fetch` is a
+ * {@link ModelCallCapture}'s and tools backed by a DreamGym environment; each iteration it
+ * plays a group of episodes per task, its model calls become GRPO samples (the prompt's and
+ * the answer's token ids as the server returned them; only the answer's tokens carry the
+ * loss, so tool results and prompts are masked), the torch trainer updates a LoRA adapter,
+ * and the adapter is handed to the OpenAI-compatible server the agent calls
+ * (`POST /v1/load_lora_adapter`), so its next calls are answered by the new weights.
+ *
+ * Each iteration is saved (the trainer's weights and optimiser, the adapter, the figures), so
+ * a run stopped at any point resumes from its last finished iteration.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { ConfigError, type DomainAdapter, type Environment, type Task } from '@dreamgym/core';
+import { writeFileAtomic } from '@dreamgym/core/internal';
+import {
+  grpoAdvantages,
+  type PpoLossOptions,
+  resolvePpoLossOptions,
+} from '@dreamgym/core/training';
+import {
+  type LlmTrainerOptions,
+  OpenAICompatibleRuntime,
+  TorchTrainerBackend,
+  trainerStartParams,
+} from '@dreamgym/llama';
+import { type ModelCall, ModelCallCapture } from './capture.js';
+import { EnvironmentEpisode } from './environment-episode.js';
+
+/** Options of {@link AgentTrainer}. */
+export interface AgentTrainerOptions {
+  /**
+   * The OpenAI base URL of the server the agent calls (`http://127.0.0.1:8080/v1`):
+   * `dreamgym model serve`, or vLLM / SGLang with LoRA loading at run time enabled.
+   */
+  baseURL: string;
+  /** The base model's name on that server. */
+  model: string;
+  /** The weights the server serves (a GGUF): the trainer starts from them. */
+  modelPath: string;
+  /** Makes one environment (synthetic or real); one is made per episode and closed after it. */
+  environment: () => Environment | Promise<Environment>;
+  /** The domain: the `act` tool's description and the action grammar. */
+  adapter: Pick<DomainAdapter, 'name' | 'prompts' | 'parseAction'>;
+  /** The tasks to train on, taken in order, `tasksPerIteration` at a time. */
+  tasks: readonly Task[];
+  /** Plays one episode with the agent: give it a client with `capture.fetch` and the episode's tools. */
+  play: (episode: EnvironmentEpisode) => Promise<unknown>;
+  /** Where iterations, adapters and the trainer state are saved. */
+  runDirectory: string;
+  /** Episodes per task (the GRPO group). Default 4. */
+  groupSize?: number;
+  /** Tasks per iteration. Default 2. */
+  tasksPerIteration?: number;
+  /** Actions per episode before it is cut. Default 20. */
+  maxSteps?: number;
+  /** Episodes played at once. Default 1. */
+  concurrency?: number;
+  /** The torch trainer: LoRA shape, learning rate (default 1e-4), device. */
+  trainer?: LlmTrainerOptions;
+  /** The clipped policy-gradient loss. Default: clip 0.2 / 0.28, no KL. */
+  loss?: PpoLossOptions;
+  /** Samples per optimiser step. Default: all of an iteration's in one step. */
+  miniBatchSize?: number;
+  /** The capture the agent's client uses. Default: a new one. */
+  capture?: ModelCallCapture;
+  /** Progress lines. */
+  log?: (line: string) => void;
+}
+
+/** One episode the agent played. */
+export interface AgentEpisodeResult {
+  taskId: string;
+  reward: number;
+  success: boolean;
+  steps: number;
+  invalidActions: number;
+  calls: ModelCall[];
+  /** Why the agent stopped early, when it threw. */
+  error?: string;
+}
+
+/** The figures of one iteration. */
+export interface AgentIterationMetrics {
+  iteration: number;
+  episodes: number;
+  successRate: number;
+  meanReward: number;
+  modelCalls: number;
+  /** Calls trained on (those with token ids, in groups whose rewards differ). */
+  samples: number;
+  loss: number | undefined;
+  /** The adapter the agent's calls go to after this iteration. */
+  servedModel: string;
+  seconds: number;
+}
+
+interface Progress {
+  iteration: number;
+  /** The iteration folder of the last update (its `adapter/` and `trainer/`), if any. */
+  lastUpdate: string | undefined;
+  metrics: AgentIterationMetrics[];
+}
+
+/** Trains an agent's model on the episodes it plays; see the file's comment. */
+export class AgentTrainer {
+  readonly capture: ModelCallCapture;
+  readonly metrics: AgentIterationMetrics[] = [];
+  private iterationsDone = 0;
+  private episodesStarted = 0;
+
+  private constructor(
+    private readonly options: AgentTrainerOptions,
+    private readonly backend: TorchTrainerBackend,
+    private readonly runtime: OpenAICompatibleRuntime,
+  ) {
+    this.capture = options.capture ?? new ModelCallCapture();
+  }
+
+  /**
+   * Starts the torch trainer on `modelPath` and, when `runDirectory` holds a saved run,
+   * resumes it: the trainer's state is loaded and its adapter handed to the server.
+   */
+  static async start(options: AgentTrainerOptions): Promise<AgentTrainer> {
+    if (options.tasks.length === 0) {
+      throw new ConfigError('AgentTrainer: no tasks to train on.', { field: 'tasks' });
+    }
+    const trainerOptions = options.trainer ?? {};
+    const backend = TorchTrainerBackend.spawn({
+      ...trainerOptions.backend,
+      ...(options.log ? { log: options.log } : {}),
+    });
+    try {
+      await backend.start(trainerStartParams(options.modelPath, trainerOptions, 1));
+      const runtime = new OpenAICompatibleRuntime({
+        baseURL: options.baseURL,
+        model: options.model,
+        modelPath: options.modelPath,
+        adapterPrefix: 'agent',
+      });
+      const trainer = new AgentTrainer(options, backend, runtime);
+      await trainer.resume();
+      return trainer;
+    } catch (error) {
+      await backend.close().catch(() => {});
+      throw error;
+    }
+  }
+
+  /** The model the agent's calls are sent to now: the base, or the adapter trained last. */
+  get servedModel(): string {
+    return this.runtime.servedModel;
+  }
+
+  /** Plays `groupSize` episodes of `task` and returns them (no update). */
+  async playGroup(
+    task: Task,
+    groupSize = this.options.groupSize ?? 4,
+  ): Promise<AgentEpisodeResult[]> {
+    const concurrency = Math.max(1, this.options.concurrency ?? 1);
+    const results: AgentEpisodeResult[] = [];
+    for (let start = 0; start < groupSize; start += concurrency) {
+      const count = Math.min(concurrency, groupSize - start);
+      results.push(
+        ...(await Promise.all(Array.from({ length: count }, () => this.playEpisode(task)))),
+      );
+    }
+    return results;
+  }
+
+  /** Plays one episode of `task` with the agent, its model calls captured. */
+  async playEpisode(
+    task: Task,
+    environmentFactory: () => Environment | Promise<Environment> = this.options.environment,
+  ): Promise<AgentEpisodeResult> {
+    this.episodesStarted += 1;
+    const id = `${task.id}#${this.iterationsDone}.${this.episodesStarted}`;
+    const environment = await environmentFactory();
+    let failure: string | undefined;
+    try {
+      const { result: episode, calls } = await this.capture.episode(id, async (end) => {
+        const played = await EnvironmentEpisode.begin({
+          environment,
+          task,
+          adapter: this.options.adapter,
+          maxSteps: this.options.maxSteps ?? 20,
+          onEnd: end,
+        });
+        try {
+          await this.options.play(played);
+        } catch (error) {
+          // After the episode's end the agent's loop may throw on the final answer (the AI
+          // SDK does when a tool call was required): that is how it stops, not a failure.
+          // Before it, the agent failed (its own error, a refused request): the episode ends
+          // where it stopped, and its calls so far are kept.
+          if (!played.done) {
+            failure = (error as Error)?.message ?? String(error);
+            this.options.log?.(`episode ${id}: the agent failed: ${failure}`);
+          }
+        }
+        return played;
+      });
+      return {
+        taskId: task.id,
+        reward: episode.reward,
+        success: episode.success,
+        steps: episode.steps.length,
+        invalidActions: episode.steps.filter((step) => step.invalid).length,
+        calls,
+        ...(failure === undefined ? {} : { error: failure }),
+      };
+    } finally {
+      await environment.close();
+    }
+  }
+
+  /** One iteration: groups of episodes on the next tasks, one update, the adapter handed over. */
+  async iteration(): Promise<AgentIterationMetrics> {
+    const started = performance.now();
+    const { tasks } = this.options;
+    const perIteration = this.options.tasksPerIteration ?? 2;
+    const batch = Array.from(
+      { length: perIteration },
+      (_, offset) => tasks[(this.iterationsDone * perIteration + offset) % tasks.length]!,
+    );
+    const episodes: AgentEpisodeResult[] = [];
+    for (const task of batch) episodes.push(...(await this.playGroup(task)));
+    const advantages = grpoAdvantages(
+      episodes.map((episode) => episode.reward),
+      episodes.map((episode) => episode.taskId),
+    );
+    const samples = episodes.flatMap((episode, index) =>
+      advantages[index] === 0
+        ? []
+        : episode.calls
+            .filter((call) => call.promptTokenIds && (call.completionTokenIds?.length ?? 0) > 0)
+            .map((call) => ({
+              prompt: call.promptTokenIds!,
+              completion: call.completionTokenIds!,
+              // The weights before the update are the ones that answered: on-policy.
+              behaviour: null,
+              reference: null,
+              advantage: advantages[index]!,
+            })),
+    );
+    let loss: number | undefined;
+    this.iterationsDone += 1;
+    const directory = join(
+      this.runDirectory,
+      `iteration-${String(this.iterationsDone).padStart(4, '0')}`,
+    );
+    if (samples.length > 0) {
+      const order = samples.map((_, index) => index);
+      const size = this.options.miniBatchSize ?? samples.length;
+      const schedule = [
+        Array.from({ length: Math.ceil(order.length / size) }, (_, batchIndex) =>
+          order.slice(batchIndex * size, (batchIndex + 1) * size),
+        ),
+      ];
+      const update = await this.backend.request<{ loss: number }>('update', {
+        samples,
+        schedule,
+        loss: resolvePpoLossOptions(this.options.loss),
+      });
+      loss = update.loss;
+      const adapter = join(directory, 'adapter');
+      await this.backend.request('save_adapter', { directory: adapter });
+      await this.runtime.loadWeights({ kind: 'peft', path: adapter });
+      this.capture.model = this.runtime.servedModel;
+    }
+    const metrics: AgentIterationMetrics = {
+      iteration: this.iterationsDone,
+      episodes: episodes.length,
+      successRate: episodes.filter((episode) => episode.success).length / episodes.length,
+      meanReward: episodes.reduce((total, episode) => total + episode.reward, 0) / episodes.length,
+      modelCalls: episodes.reduce((total, episode) => total + episode.calls.length, 0),
+      samples: samples.length,
+      loss,
+      servedModel: this.servedModel,
+      seconds: (performance.now() - started) / 1000,
+    };
+    this.metrics.push(metrics);
+    await this.save(directory, samples.length > 0);
+    this.options.log?.(
+      `iteration ${metrics.iteration}: success ${(100 * metrics.successRate).toFixed(1)}%, reward ${metrics.meanReward.toFixed(3)}, ${metrics.samples}/${metrics.modelCalls} calls trained, ${metrics.seconds.toFixed(1)} s`,
+    );
+    return metrics;
+  }
+
+  /** Runs iterations until `iterations` are done (counting those of a resumed run). */
+  async train(iterations: number): Promise<AgentIterationMetrics[]> {
+    while (this.iterationsDone < iterations) await this.iteration();
+    return this.metrics;
+  }
+
+  /** Stops the trainer; the server keeps the adapter loaded last unless `unload` is set. */
+  async close(options: { unload?: boolean } = {}): Promise<void> {
+    if (options.unload) await this.runtime.close();
+    await this.backend.close();
+  }
+
+  private get runDirectory(): string {
+    return resolve(this.options.runDirectory);
+  }
+
+  private async save(directory: string, trained: boolean): Promise<void> {
+    await mkdir(directory, { recursive: true });
+    if (trained) await this.backend.request('save', { directory: join(directory, 'trainer') });
+    const progress: Progress = {
+      iteration: this.iterationsDone,
+      lastUpdate: trained ? directory : (await this.readProgress())?.lastUpdate,
+      metrics: this.metrics,
+    };
+    await writeFileAtomic(
+      join(this.runDirectory, 'progress.json'),
+      `${JSON.stringify(progress, null, 2)}\n`,
+    );
+  }
+
+  private async readProgress(): Promise<Progress | undefined> {
+    const file = join(this.runDirectory, 'progress.json');
+    if (!existsSync(file)) return undefined;
+    return JSON.parse(await readFile(file, 'utf8')) as Progress;
+  }
+
+  private async resume(): Promise<void> {
+    const progress = await this.readProgress();
+    if (!progress) return;
+    this.iterationsDone = progress.iteration;
+    this.metrics.push(...progress.metrics);
+    if (progress.lastUpdate) {
+      await this.backend.request('load', { directory: join(progress.lastUpdate, 'trainer') });
+      await this.runtime.loadWeights({ kind: 'peft', path: join(progress.lastUpdate, 'adapter') });
+      this.capture.model = this.runtime.servedModel;
+    }
+    this.options.log?.(`resumed at iteration ${progress.iteration} (${this.servedModel})`);
+  }
+}
