@@ -1,80 +1,20 @@
 /**
- * The AI SDK agent of `agent.ts`, imported as is, trained in the synthetic ALFWorld with
- * SmolLM2 behind the model server: its model calls are captured with their token ids, the
- * LoRA adapter's weights change, and the agent's later calls are answered by the new adapter.
+ * The AI SDK agent of `agent.ts`, imported as is, trained in the synthetic ALFWorld
+ * (`checkAgentTraining` says what is checked).
  */
-import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { resolve } from 'node:path';
+import { describe, it } from 'vitest';
+import { checkAgentTraining } from '../../agent-training.test-support.js';
 import * as agent from '../agent.js';
-import { startAgentTraining } from '../train.js';
-
-const dataDir = resolve(process.env.DREAMGYM_DATA_DIR ?? resolve(import.meta.dirname, '../../../../shared/data'));
-const agentFile = resolve(import.meta.dirname, '../agent.ts');
-const sha = async (file: string) => createHash('sha256').update(await readFile(file)).digest('hex');
-
-let scratch: string | undefined;
-afterAll(async () => {
-  if (scratch) await rm(scratch, { recursive: true, force: true });
-});
+import { playEpisode } from '../train.js';
 
 describe('an AI SDK agent trained in DreamGym, unchanged', () => {
   it('captures its calls, updates the adapter, and its later calls reach the new adapter', async () => {
-    const before = await sha(agentFile);
-    expect(Object.keys(agent).sort()).toEqual(['SYSTEM_PROMPT', 'solveTask']);
-    scratch = await mkdtemp(join(tmpdir(), 'dreamgym-ai-sdk-agent-'));
-    const runDirectory = join(scratch, 'run');
-    const training = await startAgentTraining({
-      dataDir,
-      runDirectory,
-      trainTasks: 2,
-      groupSize: 3,
-      tasksPerIteration: 1,
-      maxSteps: 2,
-      // Judged outside the environment (`reportReward`): shorter actions are better, so the
-      // rewards of a group differ and every iteration has a learning signal.
-      judge: (episode) =>
-        -episode.steps.reduce((total, step) => total + step.action.length, 0) /
-        Math.max(1, episode.steps.length) / 100,
+    await checkAgentTraining({
+      agentFile: resolve(import.meta.dirname, '../agent.ts'),
+      agent,
+      exports: ['SYSTEM_PROMPT', 'solveTask'],
+      play: playEpisode,
     });
-    try {
-      const { trainer, capture, server } = training;
-      const first = await trainer.iteration();
-      expect(first.episodes).toBe(3);
-      expect(first.modelCalls).toBeGreaterThanOrEqual(3);
-      expect(first.samples).toBeGreaterThan(0);
-      expect(first.servedModel).not.toBe(server.modelName);
-      const adapterOne = join(runDirectory, 'iteration-0001', 'adapter', 'adapter_model.safetensors');
-      expect(existsSync(adapterOne)).toBe(true);
-
-      const second = await trainer.iteration();
-      const adapterTwo = join(runDirectory, 'iteration-0002', 'adapter', 'adapter_model.safetensors');
-      expect(second.samples).toBeGreaterThan(0);
-      // The weights moved between the two updates.
-      expect(await sha(adapterTwo)).not.toBe(await sha(adapterOne));
-
-      // Every call of the second iteration went to the first iteration's adapter, and the
-      // server answered as that adapter; each kept the prompt's and answer's token ids.
-      const calls: Array<{ model: string; promptTokenIds?: number[]; completionTokenIds?: number[]; toolCalls: unknown[] }> = [];
-      const { calls: playCalls } = await capture.episode('probe', async () => {
-        const response = await capture.fetch(`${server.baseURL}/chat/completions`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ model: server.modelName, messages: [{ role: 'user', content: 'Say hi.' }], max_tokens: 4 }),
-        });
-        expect(((await response.json()) as { model: string }).model).toBe(second.servedModel);
-      });
-      calls.push(...playCalls);
-      expect(calls[0]!.model).toBe(second.servedModel);
-      expect(calls[0]!.promptTokenIds!.length).toBeGreaterThan(0);
-      expect(calls[0]!.completionTokenIds!.length).toBeGreaterThan(0);
-      expect(trainer.metrics.map((metrics) => metrics.servedModel)).toEqual([first.servedModel, second.servedModel]);
-    } finally {
-      await training.close();
-    }
-    expect(await sha(agentFile)).toBe(before);
   }, 600_000);
 });
