@@ -365,6 +365,111 @@ describe('dreamgym model server (OpenAI-compatible, real model)', () => {
     }
   }, 120_000);
 
+  it('answers tool calls (required, named, none) that always parse, and keeps tool turns in the prompt', async () => {
+    const client = new OpenAI({ baseURL: server.baseURL, apiKey: 'none' });
+    const act = {
+      type: 'function' as const,
+      function: {
+        name: 'act',
+        description: 'Take one action in the room.',
+        parameters: {
+          type: 'object',
+          properties: { action: { type: 'string', description: 'One action.' } },
+          required: ['action'],
+          additionalProperties: false,
+        },
+      },
+    };
+    const look = {
+      type: 'function' as const,
+      function: { name: 'look', description: 'Look around.', parameters: { type: 'object' } },
+    };
+    const messages = [
+      { role: 'system' as const, content: 'You are a household robot.' },
+      { role: 'user' as const, content: 'Put a mug in the coffeemachine.' },
+      {
+        role: 'assistant' as const,
+        content: null,
+        tool_calls: [
+          {
+            id: 'call_1',
+            type: 'function' as const,
+            function: { name: 'act', arguments: '{"action":"go to countertop 1"}' },
+          },
+        ],
+      },
+      {
+        role: 'tool' as const,
+        tool_call_id: 'call_1',
+        content: 'On the countertop 1, you see a mug 1.',
+      },
+    ];
+    for (const seed of [1, 2, 3]) {
+      const completion = await client.chat.completions.create({
+        model: 'local',
+        messages,
+        tools: [act, look],
+        tool_choice: 'required',
+        max_tokens: 64,
+        seed,
+      });
+      const choice = completion.choices[0]!;
+      expect(choice.finish_reason).toBe('tool_calls');
+      expect(choice.message.content).toBeNull();
+      const call = choice.message.tool_calls![0]!;
+      expect(call.id).toMatch(/^call_/);
+      expect(['act', 'look']).toContain(call.type === 'function' ? call.function.name : '');
+      if (call.type === 'function')
+        expect(typeof JSON.parse(call.function.arguments)).toBe('object');
+    }
+    const named = await client.chat.completions.create({
+      model: 'local',
+      messages,
+      tools: [act, look],
+      tool_choice: { type: 'function', function: { name: 'act' } },
+      max_tokens: 64,
+    });
+    const namedCall = named.choices[0]!.message.tool_calls![0]!;
+    expect(namedCall.type === 'function' && namedCall.function.name).toBe('act');
+    if (namedCall.type === 'function') {
+      expect(typeof JSON.parse(namedCall.function.arguments).action).toBe('string');
+    }
+    const none = await client.chat.completions.create({
+      model: 'local',
+      messages,
+      tools: [act],
+      tool_choice: 'none',
+      max_tokens: 8,
+    });
+    expect(none.choices[0]!.message.tool_calls).toBeUndefined();
+    expect(typeof none.choices[0]!.message.content).toBe('string');
+    // The prompt the server tokenised is the one /tokenize gives for the same conversation.
+    const withTokens = await post('/v1/chat/completions', {
+      messages,
+      tools: [act],
+      tool_choice: 'required',
+      max_tokens: 64,
+      return_token_ids: true,
+    });
+    const tokenized = await post('/tokenize', { messages, tools: [act], tool_choice: 'required' });
+    expect(withTokens.body.prompt_token_ids).toEqual(tokenized.body.tokens);
+    const unknownTool = await post('/v1/chat/completions', {
+      messages,
+      tools: [act],
+      tool_choice: { type: 'function', function: { name: 'fly' } },
+    });
+    expect(unknownTool.status).toBe(400);
+    expect(unknownTool.body.error).toMatchObject({ param: 'tool_choice' });
+    expect(unknownTool.body.error.message).toMatch(/"fly", which is not among the tools \(act\)/);
+    const twoConstraints = await post('/v1/chat/completions', {
+      messages,
+      tools: [act],
+      response_format: { type: 'json_object' },
+    });
+    expect(twoConstraints.status).toBe(400);
+    expect(twoConstraints.body.error).toMatchObject({ param: 'tools' });
+  }, 120_000);
+
   it('cancels a generation when its client goes away, and closes with requests in flight', async () => {
     const controller = new AbortController();
     const pending = fetch(`${server.baseURL}/chat/completions`, {
