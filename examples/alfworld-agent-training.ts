@@ -8,7 +8,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { AgentTrainer, type EnvironmentEpisode, ModelCallCapture } from '@dreamgym/agents';
-import { setUpDomain } from '@dreamgym/cli';
+import { type DomainSetup, setUpDomain } from '@dreamgym/cli';
 import { syntheticEnvironmentFromConfig } from '@dreamgym/core';
 import { LlamaChatModel, type LlamaServer, startLlamaServer } from '@dreamgym/llama';
 
@@ -33,10 +33,15 @@ export interface AgentTrainingOptions {
   dataDir: string;
   runDirectory: string;
   trainTasks?: number;
+  /** valid_seen tasks loaded as `domain.evaluationTasks`. Default 1. */
+  evalTasks?: number;
   groupSize?: number;
   tasksPerIteration?: number;
   maxSteps?: number;
-  /** Reward of an episode judged outside the environment (default: the environment's own). */
+  /**
+   * Reward of an episode judged outside the environment (default: the environment's own);
+   * success stays the environment's.
+   */
   judge?: (episode: EnvironmentEpisode) => number | undefined;
   log?: (line: string) => void;
 }
@@ -46,13 +51,15 @@ export async function startAgentTraining(options: AgentTrainingOptions): Promise
   trainer: AgentTrainer;
   server: LlamaServer;
   capture: ModelCallCapture;
+  /** The ALFWorld set-up: evaluation tasks, the real engine. */
+  domain: DomainSetup;
   close: () => Promise<void>;
 }> {
   const domain = await setUpDomain({
     domain: 'alfworld',
     data: resolve(options.dataDir, 'alfworld'),
     trainTasks: options.trainTasks ?? 8,
-    evalTasks: 1,
+    evalTasks: options.evalTasks ?? 1,
   });
   const model = await LlamaChatModel.load({ model: 'local', contextSize: 4096, concurrency: 1 });
   const server = await startLlamaServer({ model, maxBodyBytes: 4 << 20 });
@@ -81,7 +88,7 @@ export async function startAgentTraining(options: AgentTrainingOptions): Promise
           await options.play(episode, endpoint, maxSteps);
         } finally {
           const reward = options.judge?.(episode);
-          if (reward !== undefined) episode.reportReward(reward);
+          if (reward !== undefined) episode.reportReward(reward, episode.success);
         }
       },
       runDirectory: options.runDirectory,
@@ -95,6 +102,7 @@ export async function startAgentTraining(options: AgentTrainingOptions): Promise
       trainer,
       server,
       capture,
+      domain,
       close: async () => {
         await trainer.close();
         await server.close();
