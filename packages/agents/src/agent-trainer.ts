@@ -110,6 +110,8 @@ export class AgentTrainer {
   readonly capture: ModelCallCapture;
   readonly metrics: AgentIterationMetrics[] = [];
   private iterationsDone = 0;
+  /** The iteration folder of the last update (its `adapter/` and `trainer/`), if any. */
+  private lastUpdate: string | undefined;
   private episodesStarted = 0;
 
   private constructor(
@@ -308,10 +310,13 @@ export class AgentTrainer {
 
   private async save(directory: string, trained: boolean): Promise<void> {
     await mkdir(directory, { recursive: true });
-    if (trained) await this.backend.request('save', { directory: join(directory, 'trainer') });
+    if (trained) {
+      await this.backend.request('save', { directory: join(directory, 'trainer') });
+      this.lastUpdate = directory;
+    }
     const progress: Progress = {
       iteration: this.iterationsDone,
-      lastUpdate: trained ? directory : (await this.readProgress())?.lastUpdate,
+      lastUpdate: this.lastUpdate,
       metrics: this.metrics,
     };
     await writeFileAtomic(
@@ -331,6 +336,7 @@ export class AgentTrainer {
     if (!progress) return;
     this.iterationsDone = progress.iteration;
     this.metrics.push(...progress.metrics);
+    this.lastUpdate = progress.lastUpdate;
     if (progress.lastUpdate) {
       await this.backend.request('load', { directory: join(progress.lastUpdate, 'trainer') });
       await this.runtime.loadWeights({ kind: 'peft', path: join(progress.lastUpdate, 'adapter') });
