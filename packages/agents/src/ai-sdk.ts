@@ -29,3 +29,5 @@ export function aiSdkTools(episode: EnvironmentEpisode): { act: AiSdkActTool } {
     },
   };
 }
+
+export { captureMiddleware } from './ai-sdk-middleware.js';

@@ -111,6 +111,38 @@ export class ModelCallCapture {
     return { result, calls: context.calls };
   }
 
+  /** Whether servers are asked for token ids and log-probabilities (the `requestTokens` option). */
+  get requestTokens(): boolean {
+    return this.options.requestTokens ?? true;
+  }
+
+  /** The episode the calling async context plays; undefined outside {@link ModelCallCapture.episode}. */
+  get currentEpisodeId(): string | undefined {
+    return this.episodes.getStore()?.id;
+  }
+
+  /**
+   * True inside an episode that has ended: a front-end then answers the agent's call with
+   * {@link EPISODE_OVER_MESSAGE} and no tool call, without reaching the model.
+   */
+  get episodeOver(): boolean {
+    return this.episodes.getStore()?.ended === true;
+  }
+
+  /**
+   * Records a call observed by another front-end of this capture (the AI SDK middleware, the
+   * Agents JS trace processor) into the calling context's episode, or into `untracked` outside
+   * any; `onCall` sees it. Returns the call with its `episodeId`.
+   */
+  record(observed: Omit<ModelCall, 'episodeId'>): ModelCall {
+    const context = this.episodes.getStore();
+    const call: ModelCall = { episodeId: context?.id, ...observed };
+    if (context) context.calls.push(call);
+    else this.untracked.push(call);
+    this.options.onCall?.(call);
+    return call;
+  }
+
   private async send(input: Parameters<typeof fetch>[0], init?: RequestInit): Promise<Response> {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     if (!/\/chat\/completions\/?(\?|$)/.test(url) || typeof init?.body !== 'string') {
@@ -131,12 +163,10 @@ export class ModelCallCapture {
     const text = await response.text();
     const received = performance.now();
     if (response.ok) {
-      const call = recordedCall(context?.id, request, text, received - sending);
+      const call = recordedCall(request, text, received - sending);
       if (call) {
         call.overheadMilliseconds = sending - started + (performance.now() - received);
-        if (context) context.calls.push(call);
-        else this.untracked.push(call);
-        this.options.onCall?.(call);
+        this.record(call);
       }
     }
     return new Response(text, {
@@ -157,13 +187,35 @@ interface WireChoice {
   logprobs?: { content?: Array<{ logprob: number }> | null } | null;
 }
 
+/** The token ids and log-probabilities an OpenAI-compatible reply carries, where it has them. */
+export type ReplyTokens = Pick<ModelCall, 'promptTokenIds' | 'completionTokenIds' | 'logprobs'>;
+
+/**
+ * Reads the prompt's token ids (`prompt_token_ids`), the answer's (`choices[0].token_ids`) and
+ * their log-probabilities (`choices[0].logprobs.content[].logprob`) from a chat-completion
+ * reply, as vLLM, SGLang and `dreamgym model serve` write them; fields absent are left out.
+ */
+export function replyTokens(reply: unknown): ReplyTokens {
+  const body = (reply ?? {}) as { choices?: WireChoice[]; prompt_token_ids?: unknown };
+  const choice = Array.isArray(body.choices) ? body.choices[0] : undefined;
+  const logprobs = choice?.logprobs?.content?.map((token) => token.logprob);
+  return {
+    ...(isIdList(body.prompt_token_ids) ? { promptTokenIds: body.prompt_token_ids } : {}),
+    ...(isIdList(choice?.token_ids) ? { completionTokenIds: choice.token_ids } : {}),
+    ...(logprobs ? { logprobs } : {}),
+  };
+}
+
+function isIdList(value: unknown): value is number[] {
+  return Array.isArray(value) && value.every((id) => Number.isInteger(id));
+}
+
 /** The call a request and its reply make; undefined when the reply is not a chat completion. */
 function recordedCall(
-  episodeId: string | undefined,
   request: Record<string, unknown>,
   replyText: string,
   milliseconds: number,
-): ModelCall | undefined {
+): Omit<ModelCall, 'episodeId'> | undefined {
   let reply: { choices?: WireChoice[]; prompt_token_ids?: number[] };
   try {
     reply = JSON.parse(replyText) as typeof reply;
@@ -172,9 +224,7 @@ function recordedCall(
   }
   const choice = reply.choices?.[0];
   if (!choice) return undefined;
-  const logprobs = choice.logprobs?.content?.map((token) => token.logprob);
   return {
-    episodeId,
     model: String(request.model ?? ''),
     messages: (request.messages as unknown[]) ?? [],
     tools: (request.tools as unknown[]) ?? [],
@@ -185,9 +235,7 @@ function recordedCall(
       arguments: call.function?.arguments ?? '',
     })),
     finishReason: choice.finish_reason ?? 'stop',
-    ...(reply.prompt_token_ids ? { promptTokenIds: reply.prompt_token_ids } : {}),
-    ...(choice.token_ids ? { completionTokenIds: choice.token_ids } : {}),
-    ...(logprobs ? { logprobs } : {}),
+    ...replyTokens(reply),
     milliseconds,
     overheadMilliseconds: 0,
   };

@@ -20,6 +20,8 @@ export {
   type ModelCall,
   ModelCallCapture,
   type ModelCallCaptureOptions,
+  type ReplyTokens,
+  replyTokens,
 } from './capture.js';
 export {
   type ActToolDescription,
