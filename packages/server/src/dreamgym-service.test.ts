@@ -6,9 +6,9 @@ import { ReasoningExperienceModel } from '@dreamgym/core/experience';
 import { OpenAICompatibleChatModel } from '@dreamgym/core/models';
 import { CorridorEnvironment } from '@dreamgym/core/testing';
 import { startOpenAICompatibleServer } from '@dreamgym/test-support';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { corridorDomain, playEpisode, TestClient } from './corridor-run.test-support.js';
-import { EpisodeLogLineSchema } from './dreamgym-service.js';
+import { EpisodeLogLineSchema } from './serve-config.js';
 import { type ServedDreamGym, serveDreamGym } from './serve-dreamgym.js';
 
 const cleanup: (() => Promise<void>)[] = [];
@@ -115,6 +115,46 @@ describe('DreamGymService over OpenEnv', () => {
     expect(generated.length).toBeGreaterThan(0);
     expect(generated.length).toBeLessThanOrEqual(4);
     await client.close();
+  });
+
+  it('writes transitions back in batches: at the batch size, on the timer, and before status and checkpoints', async () => {
+    const directory = await runDirectory();
+    const config = { seed: 5, tasksPerIteration: 50, rolloutsPerTask: 1, maxSteps: 12 };
+    // A batch that never fills and a timer that never fires: only status and close write.
+    const { served, domain } = await serve({
+      runDirectory: directory,
+      config: { ...config, writeBackBatch: { transitions: 100_000, milliseconds: 600_000 } },
+    });
+    const offline = domain.replayBuffer.size;
+    const client = await TestClient.connect(served.url);
+    let steps = 0;
+    for (let episode = 0; episode < 3; episode += 1) steps += (await playEpisode(client)).steps;
+    expect(domain.replayBuffer.size).toBe(offline);
+    const figures = await status(served);
+    expect(figures.buffer.written).toBe(steps);
+    expect(domain.replayBuffer.size).toBeGreaterThan(offline);
+    const experience = (await readFile(join(directory, 'experience.jsonl'), 'utf8')).trim();
+    expect(experience.split('\n')).toHaveLength(steps);
+    client.close();
+
+    // A short timer writes without being asked; a batch of one writes every episode at once.
+    for (const writeBackBatch of [
+      { transitions: 100_000, milliseconds: 20 },
+      { transitions: 1, milliseconds: 600_000 },
+    ]) {
+      const other = await serve({
+        runDirectory: await runDirectory(),
+        config: { ...config, writeBackBatch },
+      });
+      const before = other.domain.replayBuffer.size;
+      const player = await TestClient.connect(other.served.url);
+      await playEpisode(player);
+      await vi.waitFor(() => expect(other.domain.replayBuffer.size).toBeGreaterThan(before), {
+        timeout: 5000,
+        interval: 10,
+      });
+      player.close();
+    }
   });
 
   it('plays a pinned task_id and a seeded draw, and refuses an unknown task', async () => {

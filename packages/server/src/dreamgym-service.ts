@@ -15,8 +15,7 @@
  *   was logged after the last checkpoint, re-adds the run's experience to the buffer and
  *   continues from the checkpoint.
  */
-import { existsSync } from 'node:fs';
-import { type FileHandle, mkdir, open, readFile } from 'node:fs/promises';
+import { type FileHandle, mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   CheckpointError,
@@ -26,7 +25,6 @@ import {
   type Environment,
   type ExperienceModel,
   MutationTaskGenerator,
-  parseOptions,
   type RandomState,
   type ReplayBuffer,
   readJsonl,
@@ -38,47 +36,23 @@ import {
   TransitionSchema,
   trajectoryToTransitions,
 } from '@dreamgym/core';
-import { CurriculumConfigSchema, TaskPool, type TaskRolloutGroup } from '@dreamgym/core/curriculum';
+import { TaskPool, type TaskRolloutGroup } from '@dreamgym/core/curriculum';
 import { writeFileAtomic } from '@dreamgym/core/internal';
 import { CheckpointStore } from '@dreamgym/core/training';
 import { z } from 'zod';
+import { CachingRetriever } from './caching-retriever.js';
 import { type Logger, silentLogger } from './logger.js';
+import { stableHash, truncateLines } from './run-folder.js';
 import { SerialQueue } from './serial-queue.js';
+import {
+  type EpisodeLogLine,
+  parseServeConfig,
+  type ServeConfig,
+  type ServeConfigInput,
+} from './serve-config.js';
 import type { ExtraMetric } from './server-metrics.js';
 import { type EpisodeRecord, findTask, type TaskRequest, type TaskSource } from './task-source.js';
-
-/** What a served run does; `parseServeConfig` validates it and fills defaults. */
-export const ServeConfigSchema = z.object({
-  /** Seeds the task draws and the curriculum's generator. */
-  seed: z.number().int().default(0),
-  /** Tasks drawn per iteration (seed plus at most a `curriculum.lambda` share generated). */
-  tasksPerIteration: z.number().int().positive().default(16),
-  /** Episodes served per drawn task, back to back (a GRPO group). */
-  rolloutsPerTask: z.number().int().positive().default(4),
-  /** Steps after which a synthetic episode is cut off (`done`, `truncated`). */
-  maxSteps: z.number().int().positive().default(30),
-  /** Curriculum task generation (`enabled: false`: seed tasks only). */
-  curriculum: CurriculumConfigSchema.default(CurriculumConfigSchema.parse({})),
-  /** Replay retrieval for the experience model (`enabled: false`: no demonstrations). */
-  retrieval: z
-    .object({ enabled: z.boolean().default(true), k: z.number().int().positive().default(4) })
-    .default({ enabled: true, k: 4 }),
-  /** Interaction history given to the experience model. */
-  history: z.object({ enabled: z.boolean().default(true) }).default({ enabled: true }),
-  /** Reward of an action outside the domain's grammar (zero or negative), as in the loop. */
-  invalidActionPenalty: z.number().max(0).default(0),
-  /** Write each finished episode's transitions back to the replay buffer. */
-  replayWriteBack: z.boolean().default(true),
-  /** Write a checkpoint every this many iterations (and always at shutdown). */
-  checkpointEvery: z.number().int().positive().default(1),
-});
-export type ServeConfig = z.infer<typeof ServeConfigSchema>;
-export type ServeConfigInput = z.input<typeof ServeConfigSchema>;
-
-/** Validates a serve configuration; a `ConfigError` names the field. */
-export function parseServeConfig(input: unknown): ServeConfig {
-  return parseOptions(ServeConfigSchema, input ?? {}, 'serve config');
-}
+import { type AppliedBatch, WriteBackQueue } from './write-back-queue.js';
 
 /** Options of {@link DreamGymService.open}. */
 export interface DreamGymServiceOptions {
@@ -134,44 +108,6 @@ const ExperienceLineSchema = z.object({
   transition: TransitionSchema,
 });
 
-/** One line of `episodes.jsonl`. */
-export const EpisodeLogLineSchema = z.object({
-  iteration: z.number().int().nonnegative(),
-  episode: z.number().int().nonnegative(),
-  episodeId: z.string(),
-  taskId: z.string(),
-  taskOrigin: z.enum(['seed', 'generated']),
-  steps: z.number().int().nonnegative(),
-  totalReward: z.number(),
-  success: z.boolean(),
-  truncated: z.boolean(),
-  seconds: z.number().nonnegative(),
-});
-export type EpisodeLogLine = z.infer<typeof EpisodeLogLineSchema>;
-
-function stableHash(value: unknown): string {
-  let hash = 0x811c9dc5;
-  const text = JSON.stringify(value);
-  for (let index = 0; index < text.length; index += 1) {
-    hash ^= text.charCodeAt(index);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash.toString(16).padStart(8, '0');
-}
-
-/** Keeps the first `lines` lines of a log (drops what a crashed server wrote after its checkpoint). */
-async function truncateLines(file: string, lines: number): Promise<void> {
-  const text = existsSync(file) ? await readFile(file, 'utf8') : '';
-  const kept = text.split('\n').slice(0, lines);
-  if (kept.length < lines || kept.some((line) => line.trim() === '')) {
-    throw new CheckpointError(
-      `${file} holds fewer lines than the checkpoint covers (${lines}); the run folder is damaged.`,
-      { path: file },
-    );
-  }
-  await writeFileAtomic(file, lines === 0 ? '' : `${kept.join('\n')}\n`);
-}
-
 /** The curriculum, replay buffer and run folder of a served DreamGym run. */
 export class DreamGymService implements TaskSource {
   readonly config: ServeConfig;
@@ -181,6 +117,10 @@ export class DreamGymService implements TaskSource {
   private readonly logger: Logger;
   private readonly checkpoints: CheckpointStore;
   private readonly writes = new SerialQueue();
+  private readonly writeBack: WriteBackQueue;
+  private flushTimer: NodeJS.Timeout | undefined;
+  private readonly retriever: CachingRetriever;
+  private readonly batchListeners = new Set<(batch: AppliedBatch) => void>();
   private lastCheckpoint: string | undefined;
   private lastError: string | undefined;
   private closed = false;
@@ -201,6 +141,28 @@ export class DreamGymService implements TaskSource {
     this.runDirectory = options.runDirectory;
     this.logger = options.logger ?? silentLogger;
     this.checkpoints = new CheckpointStore(join(options.runDirectory, 'checkpoints'));
+    // Without the cache, the wrapper still times the searches (for the status figures).
+    this.retriever = new CachingRetriever(options.replayBuffer, {
+      maxEntries: config.retrievalCache ? 8192 : 0,
+    });
+    this.writeBack = new WriteBackQueue(
+      options.replayBuffer,
+      files.experience,
+      {
+        batchTransitions: config.writeBackBatch.transitions,
+        flushMilliseconds: config.writeBackBatch.milliseconds,
+      },
+      {
+        logged: (lines) => {
+          this.counters.experienceLines += lines;
+        },
+        applied: (batch) => {
+          this.counters.transitionsWritten += batch.length;
+          this.retriever.invalidate();
+          for (const listener of this.batchListeners) listener(batch);
+        },
+      },
+    );
   }
 
   /** Opens a new run in `runDirectory`, or resumes the one there (`resume: true`). */
@@ -224,7 +186,9 @@ export class DreamGymService implements TaskSource {
       // Generated tasks exist only in the experience model's world: the real engine plays seed tasks.
       config.curriculum = { ...config.curriculum, enabled: false };
     }
-    const configHash = stableHash({ config, mode, domain: options.adapter.name });
+    // Tuning settings change no outcome a resume must reproduce: left out of the hash.
+    const { writeBackBatch: _batch, retrievalCache: _cache, ...semantics } = config;
+    const configHash = stableHash({ config: semantics, mode, domain: options.adapter.name });
     const runDirectory = options.runDirectory;
     const paths = {
       config: join(runDirectory, 'serve-config.json'),
@@ -351,7 +315,7 @@ export class DreamGymService implements TaskSource {
       { retrieval, history, maxSteps, invalidActionPenalty },
       {
         experienceModel: options.experienceModel!,
-        retriever: options.replayBuffer,
+        retriever: this.retriever,
         adapter: options.adapter,
       },
     );
@@ -435,19 +399,43 @@ export class DreamGymService implements TaskSource {
         },
         { trajectoryId: `serve:${this.mode}:${number}` },
       ).map((transition) => ({ ...transition, policyVersion: iteration }));
-      if (transitions.length > 0) {
-        const text = transitions
-          .map((transition) => JSON.stringify({ iteration, transition }))
-          .join('\n');
-        await this.files.experience.write(`${text}\n`);
-        counters.experienceLines += transitions.length;
-        await this.options.replayBuffer.add(transitions);
-        counters.transitionsWritten += transitions.length;
-      }
+      this.writeBack.push(iteration, transitions);
+      if (this.writeBack.full) await this.writeBack.flush();
+      else this.scheduleFlush();
     }
     if (counters.iterationEpisodes >= this.config.tasksPerIteration * this.config.rolloutsPerTask) {
       await this.finishIteration();
     }
+  }
+
+  /** Writes the waiting transitions back within `writeBackBatch.milliseconds`. */
+  private scheduleFlush(): void {
+    if (this.flushTimer || this.writeBack.size === 0) return;
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = undefined;
+      void this.writes
+        .run(() => this.writeBack.flush())
+        .catch((error: unknown) => {
+          this.lastError = error instanceof Error ? error.message : String(error);
+          this.logger.log('error', 'run.write_failed', { error });
+        });
+    }, this.config.writeBackBatch.milliseconds);
+    // A pending write-back does not keep the process alive: close() flushes it.
+    this.flushTimer.unref();
+  }
+
+  /**
+   * Calls `listener` with every batch of transitions written back to the buffer, after it
+   * has reached the buffer (for keeping copies of the buffer in step). Returns the unsubscribe.
+   */
+  onWriteBack(listener: (batch: AppliedBatch) => void): () => void {
+    this.batchListeners.add(listener);
+    return () => this.batchListeners.delete(listener);
+  }
+
+  /** Writes the transitions waiting for their batch now (after the writes queued so far). */
+  flushWriteBack(): Promise<number> {
+    return this.writes.run(() => this.writeBack.flush());
   }
 
   /** Observes the iteration's outcomes, grows the curriculum and checkpoints when due. */
@@ -485,6 +473,8 @@ export class DreamGymService implements TaskSource {
   }
 
   private async checkpointNow(): Promise<void> {
+    // A checkpoint covers every finished episode: its transitions are written first.
+    await this.writeBack.flush();
     this.counters.random = this.random.getState();
     await this.files.experience.sync();
     await this.files.episodes.sync();
@@ -502,7 +492,7 @@ export class DreamGymService implements TaskSource {
 
   /** The run's figures for `GET /dreamgym/status`, after the writes queued so far. */
   async status(): Promise<Record<string, unknown>> {
-    await this.writes.idle();
+    await this.flushWriteBack();
     const pool = this.curriculum.pool;
     const stats = this.options.replayBuffer.stats();
     const observed = pool.tasks().filter((task) => (pool.stats(task.id)?.timesObserved ?? 0) > 0);
@@ -538,6 +528,8 @@ export class DreamGymService implements TaskSource {
         size: stats.size,
         bySource: stats.bySource,
         written: this.counters.transitionsWritten,
+        writeBack: this.writeBack.stats(),
+        retrieval: this.retriever.stats(),
       },
       lastCheckpoint: this.lastCheckpoint ?? null,
       ...(this.lastError ? { lastError: this.lastError } : {}),
@@ -585,6 +577,7 @@ export class DreamGymService implements TaskSource {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.flushTimer);
     await this.checkpoint();
     await this.files.experience.close();
     await this.files.episodes.close();

@@ -98,6 +98,9 @@ export interface EnvironmentServerStats {
   httpRequests: number;
   /** Error replies by OpenEnv error code (WebSocket) and HTTP status. */
   errors: Record<string, number>;
+  /** Steps served (WebSocket and HTTP), and the milliseconds spent serving them. */
+  steps: number;
+  stepMilliseconds: number;
 }
 
 /** The OpenEnv protocol server. */
@@ -203,6 +206,8 @@ export class EnvironmentServer {
       messages: this.counters.messages,
       httpRequests: this.totals.httpRequests,
       errors,
+      steps: this.steps.total,
+      stepMilliseconds: Math.round(this.steps.milliseconds),
     };
   }
 

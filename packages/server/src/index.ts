@@ -3,16 +3,7 @@
  * protocol, so Python trainers that consume OpenEnv (TRL, SkyRL, ART, torchforge...) train
  * against them while DreamGym keeps the curriculum and the replay buffer.
  */
-export {
-  DreamGymService,
-  type DreamGymServiceOptions,
-  type EpisodeLogLine,
-  EpisodeLogLineSchema,
-  parseServeConfig,
-  type ServeConfig,
-  type ServeConfigInput,
-  ServeConfigSchema,
-} from './dreamgym-service.js';
+export { DreamGymService, type DreamGymServiceOptions } from './dreamgym-service.js';
 export {
   EnvironmentServer,
   type EnvironmentServerOptions,
@@ -54,6 +45,14 @@ export {
   WsIncomingMessageSchema,
 } from './protocol/openenv-messages.js';
 export { openApiDocument, schemaDocument } from './protocol/schema-documents.js';
+export {
+  type EpisodeLogLine,
+  EpisodeLogLineSchema,
+  parseServeConfig,
+  type ServeConfig,
+  type ServeConfigInput,
+  ServeConfigSchema,
+} from './serve-config.js';
 export {
   type ServeDreamGymOptions,
   type ServedDreamGym,

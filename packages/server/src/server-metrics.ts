@@ -61,6 +61,11 @@ export class StepMetrics {
   get total(): number {
     return this.count;
   }
+
+  /** Milliseconds of all the steps recorded. */
+  get milliseconds(): number {
+    return this.sum * 1000;
+  }
 }
 
 /** The exposition text of the server's figures and the run's extra ones. */

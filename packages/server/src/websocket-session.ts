@@ -11,12 +11,15 @@ import type { EpisodeRunner } from './episode-runner.js';
 import { mcpRequestReply } from './http-io.js';
 import type { Logger } from './logger.js';
 import {
+  type Action,
   ActionSchema,
   CLOSE_CODES,
   describeFieldErrors,
   type FieldError,
   fieldErrors,
+  plainStepAction,
   ResetParametersSchema,
+  type StepReply,
   type WsErrorCode,
   WsIncomingMessageSchema,
 } from './protocol/openenv-messages.js';
@@ -203,6 +206,8 @@ export class WebSocketSession {
       // here: these environments have no MCP tools).
       return { type: 'mcp', data: mcpRequestReply((parsed as { data?: unknown }).data) };
     }
+    const plain = plainStepAction(parsed);
+    if (plain) return { type: 'observation', data: await this.step(runner, plain) };
     const checked = WsIncomingMessageSchema.safeParse(parsed);
     if (!checked.success) throw validationError(checked.error, []);
     const incoming = checked.data;
@@ -215,11 +220,7 @@ export class WebSocketSession {
       case 'step': {
         const action = ActionSchema.safeParse(incoming.data);
         if (!action.success) throw validationError(action.error, ['data']);
-        const started = performance.now();
-        const reply = await runner.step(action.data);
-        this.options.counters.onStep?.(performance.now() - started);
-        this.steps += 1;
-        return { type: 'observation', data: reply };
+        return { type: 'observation', data: await this.step(runner, action.data) };
       }
       case 'state':
         return { type: 'state', data: runner.state() };
@@ -229,6 +230,14 @@ export class WebSocketSession {
         void this.end('client');
         return undefined;
     }
+  }
+
+  private async step(runner: EpisodeRunner, action: Action): Promise<StepReply> {
+    const started = performance.now();
+    const reply = await runner.step(action);
+    this.options.counters.onStep?.(performance.now() - started);
+    this.steps += 1;
+    return reply;
   }
 
   private send(reply: unknown): void {

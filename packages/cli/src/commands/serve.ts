@@ -80,6 +80,11 @@ Run:
   --seed N  --tasks-per-iteration N  --rollouts-per-task N  --max-steps N  --lambda X  --k N
   --checkpoint-every N       checkpoint every N iterations (and at shutdown)
   --no-curriculum  --no-replay  --no-history  --no-write-back
+  --write-back-batch N       write finished episodes' transitions back to the buffer once N
+                             wait (default 512; 1: every episode at once)
+  --write-back-ms MS         ... or at most MS milliseconds after the first waited (default 250)
+  --no-retrieval-cache       search the buffer for every step, even a query already answered
+                             since the buffer last changed
 
 Server:
   --host HOST                interface to bind (default 127.0.0.1: this machine only)
@@ -127,6 +132,9 @@ const SERVE_OPTIONS: FlagSpecs = {
   'no-replay': { type: 'boolean' },
   'no-history': { type: 'boolean' },
   'no-write-back': { type: 'boolean' },
+  'write-back-batch': { type: 'string' },
+  'write-back-ms': { type: 'string' },
+  'no-retrieval-cache': { type: 'boolean' },
   host: { type: 'string' },
   port: { type: 'string' },
   'max-sessions': { type: 'string' },
@@ -183,6 +191,20 @@ function serveSettings(values: FlagValues, file: Record<string, unknown>, io: Co
     ...fileConfig
   } = file as { setup?: Record<string, unknown>; server?: Record<string, unknown> };
   const config = loopConfigFromFlags(values, fileConfig);
+  const batchTransitions = integer(values['write-back-batch'], '--write-back-batch');
+  const batchMilliseconds = integer(values['write-back-ms'], '--write-back-ms');
+  if (batchTransitions !== undefined && batchTransitions < 1)
+    fail(`--write-back-batch must be >= 1, got ${batchTransitions}.`, '--write-back-batch');
+  if (batchMilliseconds !== undefined && batchMilliseconds < 0)
+    fail(`--write-back-ms must be >= 0, got ${batchMilliseconds}.`, '--write-back-ms');
+  if (batchTransitions !== undefined || batchMilliseconds !== undefined) {
+    config.writeBackBatch = {
+      ...(config.writeBackBatch as Record<string, unknown> | undefined),
+      ...(batchTransitions === undefined ? {} : { transitions: batchTransitions }),
+      ...(batchMilliseconds === undefined ? {} : { milliseconds: batchMilliseconds }),
+    };
+  }
+  if (values['no-retrieval-cache']) config.retrievalCache = false;
   const server = structuredClone(fileServer) as Record<string, unknown>;
   const seconds = (flag: string) => {
     const value = decimal(values[flag], `--${flag}`);

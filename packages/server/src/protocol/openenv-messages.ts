@@ -152,6 +152,21 @@ export const WsIncomingMessageSchema = z.discriminatedUnion('type', [
 ]);
 export type WsIncomingMessage = z.infer<typeof WsIncomingMessageSchema>;
 
+/**
+ * The action of the common step message, `{"type": "step", "data": {"action": "..."}}` and
+ * nothing else, checked without the schemas (no copies on the path every step takes);
+ * `undefined` for any other message, which the schemas then check and explain.
+ */
+export function plainStepAction(message: object): Action | undefined {
+  const { type, data } = message as { type?: unknown; data?: unknown };
+  if (type !== 'step' || typeof data !== 'object' || data === null) return undefined;
+  const action = (data as { action?: unknown }).action;
+  if (typeof action !== 'string' || action.length > 16_384) return undefined;
+  for (const key in message) if (key !== 'type' && key !== 'data') return undefined;
+  for (const key in data) if (key !== 'action') return undefined;
+  return { action };
+}
+
 /** Outgoing WebSocket messages. */
 export const WsObservationResponseSchema = z.strictObject({
   type: z.literal('observation'),
