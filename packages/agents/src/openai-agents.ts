@@ -22,3 +22,5 @@ export function openAIAgentsTools(episode: EnvironmentEpisode): Tool[] {
     }),
   ];
 }
+
+export { CaptureTraceProcessor, type SkippedSpan } from './openai-agents-tracing.js';
