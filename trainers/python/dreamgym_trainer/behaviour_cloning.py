@@ -51,7 +51,18 @@ from .sampling import generate
 from .samples import Sample
 from .trainer_options import TrainerOptions
 
+# With --max-seconds, the step count is fitted at FIT_AT_STEP from the time of the steps after
+# the first WARMUP_STEPS.
+WARMUP_STEPS = 10
+FIT_AT_STEP = 40
 ACTION_PATTERN = re.compile(r"<action>([\s\S]*?)</action>", re.IGNORECASE)
+
+
+def affordable_steps(max_seconds: float, spent_seconds: float, steps_done: int, per_step: float, evaluation_seconds: float) -> int:
+    """How many steps in all fit in a training time budget: those done, plus what the budget left
+    after the time spent and the evaluations still to come buys at `per_step` seconds each."""
+    left = max_seconds - spent_seconds - evaluation_seconds
+    return steps_done + max(0, int(left / per_step))
 
 
 def log(message: str) -> None:
@@ -378,6 +389,7 @@ def run(args: argparse.Namespace) -> int:
     epoch_rng = random.Random(args.seed + 1)
     batches: list[list[Decision]] = []
     fitted = args.max_seconds is None
+    warm_seconds, warm_step = 0.0, 0
     next_evaluation = planned / args.evaluations
     while step < planned:
         if not batches:
@@ -402,14 +414,17 @@ def run(args: argparse.Namespace) -> int:
         step += 1
         if step % 10 == 0 or step == planned:
             curve.append({"step": step, "loss": loss_total, "gradNorm": norm, "learningRate": learning_rate_at(step - 1, planned, args)})
-        if not fitted and step == 10:
-            # Fit the step count to the time budget (less the evaluations still to come).
-            per_step = training_seconds / step
-            evaluation_seconds = evaluations[0]["seconds"] * args.evaluations
-            affordable = int((args.max_seconds - evaluation_seconds) / per_step)
+        if step == WARMUP_STEPS:
+            warm_seconds, warm_step = training_seconds, step
+        if not fitted and step == FIT_AT_STEP:
+            # Fit the step count to the time budget (less the evaluations still to come), timing
+            # only the steps after the warm-up: the first ones (allocator, kernel selection) ran
+            # about twice as slow on an H200 and made the fit stop at 0.63 of a 1.0-epoch plan.
+            per_step = (training_seconds - warm_seconds) / (step - warm_step)
+            affordable = affordable_steps(args.max_seconds, training_seconds, step, per_step, evaluations[0]["seconds"] * args.evaluations)
             if affordable < planned:
                 log(f"{per_step:.3f} s per step: {affordable} of the {planned} planned steps fit in {args.max_seconds:.0f} s")
-                planned = max(step, affordable)
+                planned = affordable
                 next_evaluation = planned / args.evaluations
             fitted = True
         if step % 50 == 0:

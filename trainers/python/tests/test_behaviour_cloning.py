@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from dreamgym_trainer.behaviour_cloning import BehaviourCloningError, load_set, main, stated_action
+from dreamgym_trainer.behaviour_cloning import BehaviourCloningError, affordable_steps, load_set, main, stated_action
 from dreamgym_trainer.gguf_io import scan_gguf
 from dreamgym_trainer.packed_forward import answer_logprobs
 from dreamgym_trainer.policy_model import PolicyTrainer
@@ -112,3 +112,10 @@ def test_reads_actions_and_decodes_the_vocabulary(model_path: Path):
     text = TokenText(scan_gguf(str(model_path)))
     assert text.decode(TAKE) == "<action>take key</action><|im_end|>"
     assert text.decode(PROMPT).startswith("<|im_start|>system\nYou are a robot.")
+
+
+def test_the_time_budget_buys_the_steps_left_after_the_time_spent_and_the_evaluations():
+    # 40 steps done in 20 s; 0.3 s per warm step; 100 s budget with 20 s of evaluations to come.
+    assert affordable_steps(100.0, 20.0, 40, 0.3, 20.0) == 40 + 200
+    # A budget already spent stops at the steps done.
+    assert affordable_steps(10.0, 20.0, 40, 0.3, 5.0) == 40
