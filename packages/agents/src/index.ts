@@ -29,3 +29,12 @@ export {
   EnvironmentEpisode,
   type EpisodeStep,
 } from './environment-episode.js';
+export {
+  type EpisodeOutcome,
+  EpisodeOutcomeSchema,
+  episodeOutcome,
+  importTraces,
+  ModelCallRecordSchema,
+  type TraceImport,
+  type TraceImportOptions,
+} from './trace-import.js';

@@ -8,6 +8,7 @@ import { annotateCommand } from './commands/annotate.js';
 import { bufferCommand } from './commands/buffer.js';
 import { dataExpertCommand } from './commands/data-expert.js';
 import { dataExploreCommand } from './commands/data-explore.js';
+import { dataImportCommand } from './commands/data-import.js';
 import { dataRecordCommand } from './commands/data-record.js';
 import { doctorCommand } from './commands/doctor.js';
 import { evalCommand } from './commands/eval.js';
@@ -30,6 +31,7 @@ export const COMMANDS: readonly Command[] = [
   dataExploreCommand,
   dataExpertCommand,
   dataRecordCommand,
+  dataImportCommand,
   bufferCommand,
   modelPullCommand,
   modelServeCommand,
