@@ -15,6 +15,7 @@ import {
   type ResolvedLlamaChatModelOptions,
 } from './llama-chat-model-options.js';
 import { resolveModelPath } from './model-files.js';
+import { PromptLogprobCache } from './prompt-logprob-cache.js';
 import { SequencePool } from './sequence-pool.js';
 
 /** Counters beyond {@link ChatModelStats}. */
@@ -111,6 +112,8 @@ export class LlamaEngine {
   readonly pool: SequencePool;
   readonly template: ChatTemplate;
   readonly grammars: JsonGrammars;
+  /** Log-probabilities of the prompts raw completion forced last (`echo`). */
+  readonly promptLogprobs = new PromptLogprobCache();
   /** Raw counters; {@link LlamaEngine.stats} reports them. */
   readonly counters = {
     promptTokens: 0,

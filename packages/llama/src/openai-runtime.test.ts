@@ -213,6 +213,32 @@ describe('OpenAICompatibleRuntime over dreamgym model serve (real model)', () =>
     expect(choice.prompt_logprobs[0]).toBeNull();
     const last = choice.prompt_logprobs.at(-1);
     expect(Object.keys(last)).toEqual([String(answer.at(-1))]);
+    // A second candidate of the same conversation is forced only after the shared prompt (the
+    // model's prompt cache), and its log-probabilities are those of forcing it whole.
+    const other = await local.tokenize(answers[1]!);
+    const cachedBefore = model.stats().cachedPromptTokens;
+    const cached = await post('/v1/completions', {
+      prompt: [...prompt, ...other],
+      max_tokens: 0,
+      prompt_logprobs: 0,
+    });
+    expect(model.stats().cachedPromptTokens - cachedBefore).toBeGreaterThanOrEqual(prompt.length);
+    const whole = await post('/v1/completions', {
+      prompt: [...prompt, ...other],
+      max_tokens: 0,
+      echo: true,
+      logprobs: 1,
+    });
+    const forcedWhole: Array<number | null> = whole.body.choices[0].logprobs.token_logprobs;
+    const fromCache = cached.body.choices[0].prompt_logprobs.map(
+      (entry: Record<string, { logprob: number }> | null) =>
+        entry === null ? null : Object.values(entry)[0]!.logprob,
+    );
+    expect(fromCache).toHaveLength(forcedWhole.length);
+    for (const [index, value] of forcedWhole.entries()) {
+      if (value === null) expect(fromCache[index]).toBeNull();
+      else expect(fromCache[index]).toBeCloseTo(value, 4);
+    }
     const chat = await post('/v1/chat/completions', {
       messages,
       max_tokens: 4,

@@ -311,25 +311,27 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
       );
     }
     const echo = body.echo === true || promptLogprobs !== undefined;
-    const results = await Promise.all(
-      prompts.map((prompt) =>
-        target.completePrompt({
-          prompt,
-          maxTokens,
-          ...(body.temperature == null ? {} : { temperature: body.temperature }),
-          ...(body.top_p == null ? {} : { topP: body.top_p }),
-          ...(body.top_k == null ? {} : { topK: body.top_k }),
-          ...(body.min_p == null ? {} : { minP: body.min_p }),
-          ...(body.seed == null ? {} : { seed: body.seed >>> 0 }),
-          stop: stopSequences(body.stop),
-          ...(logprobs === undefined && promptLogprobs === undefined
-            ? {}
-            : { logprobs: logprobs ?? 0 }),
-          echo,
-          signal,
-        }),
-      ),
-    );
+    const complete = (prompt: string | number[]) =>
+      target.completePrompt({
+        prompt,
+        maxTokens,
+        ...(body.temperature == null ? {} : { temperature: body.temperature }),
+        ...(body.top_p == null ? {} : { topP: body.top_p }),
+        ...(body.top_k == null ? {} : { topK: body.top_k }),
+        ...(body.min_p == null ? {} : { minP: body.min_p }),
+        ...(body.seed == null ? {} : { seed: body.seed >>> 0 }),
+        stop: stopSequences(body.stop),
+        ...(logprobs === undefined && promptLogprobs === undefined
+          ? {}
+          : { logprobs: logprobs ?? 0 }),
+        echo,
+        signal,
+      });
+    // Prompts whose log-probabilities are echoed go one after another: candidates of one
+    // conversation share it, and the model's prompt cache then forces it only once.
+    const results: Awaited<ReturnType<typeof complete>>[] = [];
+    if (echo) for (const prompt of prompts) results.push(await complete(prompt));
+    else results.push(...(await Promise.all(prompts.map(complete))));
     let promptTokens = 0;
     let completionTokens = 0;
     const choices = results.map((result, index) => {

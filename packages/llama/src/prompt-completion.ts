@@ -6,7 +6,7 @@
 import { ConfigError, ModelError } from '@dreamgym/core';
 import type { TokenUsage } from '@dreamgym/core/models';
 import type { Token } from 'node-llama-cpp';
-import { teacherForce } from './continuation-scoring.js';
+import { type ForcedToken, teacherForce } from './continuation-scoring.js';
 import type { SamplingOptions } from './llama-chat-model-options.js';
 import type { LlamaEngine } from './llama-engine.js';
 import {
@@ -76,7 +76,25 @@ export async function completePrompt(
     let promptTokens: GeneratedToken[] | undefined;
     let evaluated = 0;
     if (request.echo) {
-      const forced = await teacherForce(engine, tokens, 1, topLogprobs, request.signal);
+      let forced: ForcedToken[];
+      if (topLogprobs > 0) {
+        forced = await teacherForce(engine, tokens, 1, topLogprobs, request.signal);
+        evaluated = tokens.length;
+      } else {
+        const known = engine.promptLogprobs.lookup(tokens);
+        const rest = await teacherForce(
+          engine,
+          tokens,
+          Math.max(1, known.length),
+          0,
+          request.signal,
+        );
+        const logprobs = [...known.logprobs, ...rest.map((token) => token.logprob)];
+        engine.promptLogprobs.remember(tokens, logprobs);
+        forced = logprobs.map((logprob) => ({ logprob }));
+        evaluated = tokens.length - known.length;
+        counters.cachedPromptTokens += known.length;
+      }
       const decoder = new TokenTextDecoder(model, true);
       promptTokens = tokens.map((id, index) => ({
         id,
@@ -90,7 +108,6 @@ export async function completePrompt(
                 ...(topLogprobs > 0 ? { top: forced[index - 1]!.top } : {}),
               }),
       }));
-      evaluated = tokens.length;
     }
     const maxTokens = request.maxTokens ?? engine.options.maxTokens;
     let generation: Generation = {
