@@ -14,7 +14,8 @@
  * in its raw response body or its provider metadata. Token ids are asked for (vLLM's
  * `return_token_ids` and `logprobs`, through `providerOptions`) from OpenAI-compatible
  * providers, which copy unknown provider options into the request body. The capture's `model`
- * override reaches the server the same way. Streamed calls are recorded with their text and
+ * override reaches the server the same way. Other providers may refuse options they do not
+ * know: give them a capture made with `requestTokens: false`. Streamed calls are recorded with their text and
  * tool calls but without tokens: providers give a stream's raw body only in pieces, if at all.
  *
  * Built against the `ai` 6 middleware specification (`v3`).
