@@ -8,7 +8,9 @@
  * `capture.episode`, otherwise by their messages (a call whose messages extend an earlier call's
  * continues that conversation). Each call of the `act` tool (the tool name and its argument are
  * options) becomes a step: the state is what the agent read before it (the task's first
- * observation, then the previous action's tool result), the action is the argument, and the
+ * observation, then the previous action's tool result; the first user message is split at its
+ * first blank line into the instruction and that observation, as `EnvironmentEpisode.prompt`
+ * writes them), the action is the argument, and the
  * next state is the tool result the next call carries back. Messages must be in the OpenAI chat
  * format, as the fetch capture, the trace processor and the middleware over OpenAI-compatible
  * providers record them. Rewards come from outcome lines (at the last step, the paper's
