@@ -1,7 +1,8 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: { index: 'src/index.ts', bin: 'src/bin.ts' },
+  // serve-replica: loaded by URL in each worker process of `dreamgym serve --workers`.
+  entry: { index: 'src/index.ts', bin: 'src/bin.ts', 'serve-replica': 'src/serve-replica.ts' },
   format: ['esm', 'cjs'],
   dts: true,
   clean: true,

@@ -1,7 +1,8 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: { index: 'src/index.ts' },
+  // The worker entry of `serve --workers` is a file of its own: worker threads load it by URL.
+  entry: { index: 'src/index.ts', 'serve-worker': 'src/serve-worker.ts' },
   format: ['esm', 'cjs'],
   dts: true,
   clean: true,

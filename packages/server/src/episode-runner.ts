@@ -65,6 +65,11 @@ export class EpisodeRunner {
     this.maxSteps = options.maxSteps;
   }
 
+  /** The environment this runner plays. */
+  get playing(): Environment {
+    return this.environment;
+  }
+
   /** True while an episode is running (reset, not yet done). */
   get running(): boolean {
     return this.episode !== undefined && !this.episode.done;

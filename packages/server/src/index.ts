@@ -3,6 +3,12 @@
  * protocol, so Python trainers that consume OpenEnv (TRL, SkyRL, ART, torchforge...) train
  * against them while DreamGym keeps the curriculum and the replay buffer.
  */
+
+export {
+  CachingRetriever,
+  type CachingRetrieverOptions,
+  type RetrievalStats,
+} from './caching-retriever.js';
 export { DreamGymService, type DreamGymServiceOptions } from './dreamgym-service.js';
 export {
   EnvironmentServer,
@@ -46,6 +52,13 @@ export {
 } from './protocol/openenv-messages.js';
 export { openApiDocument, schemaDocument } from './protocol/schema-documents.js';
 export {
+  type EnvironmentLoss,
+  isLosable,
+  type LosableEnvironment,
+  RemoteEnvironment,
+  WorkerLostError,
+} from './remote-environment.js';
+export {
   type EpisodeLogLine,
   EpisodeLogLineSchema,
   parseServeConfig,
@@ -64,3 +77,11 @@ export {
   type TaskRequest,
   type TaskSource,
 } from './task-source.js';
+export {
+  type ReplicaFactory,
+  type ReplicaParts,
+  WorkerPool,
+  type WorkerPoolOptions,
+  type WorkerPoolStats,
+} from './worker-pool.js';
+export type { WriteBackSettings, WriteBackStats } from './write-back-queue.js';

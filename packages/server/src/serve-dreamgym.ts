@@ -3,9 +3,11 @@
  * served over OpenEnv, with the curriculum, the replay buffer and the run folder kept by a
  * {@link DreamGymService}. What `dreamgym serve` runs.
  */
+import { ConfigError } from '@dreamgym/core';
 import { DreamGymService, type DreamGymServiceOptions } from './dreamgym-service.js';
 import { EnvironmentServer, type EnvironmentServerSettings } from './environment-server.js';
 import { type Logger, silentLogger } from './logger.js';
+import { WorkerPool } from './worker-pool.js';
 
 /** Options of {@link serveDreamGym}: the run's (see `DreamGymServiceOptions`) and the server's. */
 export interface ServeDreamGymOptions extends DreamGymServiceOptions {
@@ -14,6 +16,25 @@ export interface ServeDreamGymOptions extends DreamGymServiceOptions {
   /** Version reported by `/metadata` and `/openapi.json`. */
   version?: string;
   logger?: Logger;
+  /**
+   * Play the sessions' environments in worker processes, each with a read replica of the
+   * replay buffer (synthetic mode). The serving process keeps the sockets, the curriculum and
+   * the writable buffer (`replayBuffer`, which no session searches then: a flat index does),
+   * and publishes each write-back batch to the replicas.
+   */
+  workers?: {
+    /** Worker processes (2 or more to spread the steps over cores; 1 is allowed). */
+    count: number;
+    /**
+     * URL of an ES module exporting `createReplica(options): Promise<ReplicaParts>`, run in
+     * each worker: the same adapter, offline transitions and experience model as the writer's.
+     */
+    replicaModule: string | URL;
+    /** JSON-serialisable options for `createReplica`. */
+    replicaOptions?: unknown;
+    /** Restarts of one worker allowed per minute (default 5). */
+    maxRestartsPerMinute?: number;
+  };
 }
 
 /** A running served DreamGym environment. */
@@ -23,6 +44,8 @@ export interface ServedDreamGym {
   port: number;
   service: DreamGymService;
   server: EnvironmentServer;
+  /** The worker processes, with `workers`. */
+  workers: WorkerPool | undefined;
   /** Graceful shutdown: steps in flight finish, then the run is checkpointed. */
   close(): Promise<void>;
 }
@@ -32,11 +55,39 @@ export async function serveDreamGym(options: ServeDreamGymOptions): Promise<Serv
   const logger = options.logger ?? silentLogger;
   const service = await DreamGymService.open({ ...options, logger });
   const domain = options.adapter.name;
+  let workers: WorkerPool | undefined;
+  if (options.workers) {
+    if (service.mode !== 'synthetic') {
+      await service.close();
+      throw new ConfigError(
+        'workers serve the synthetic environment; the real mode runs in one process.',
+        {
+          field: 'workers',
+        },
+      );
+    }
+    const { retrieval, history, maxSteps, invalidActionPenalty, retrievalCache } = service.config;
+    try {
+      workers = await WorkerPool.start({
+        ...options.workers,
+        environment: { retrieval, history, maxSteps, invalidActionPenalty, retrievalCache },
+        writtenBack: () =>
+          [...options.replayBuffer.transitions()].filter((each) => each.source !== 'offline'),
+        logger,
+      });
+    } catch (error) {
+      await service.close();
+      throw error;
+    }
+    const pool = workers;
+    service.onWriteBack((batch) => pool.publish(batch));
+  }
+  const pool = workers;
   const server = new EnvironmentServer({
     // The step cap of synthetic episodes caps real ones too (the server enforces it there).
     ...(service.mode === 'real' ? { maxSteps: service.config.maxSteps } : {}),
     ...options.server,
-    createEnvironment: () => service.createEnvironment(),
+    createEnvironment: () => (pool ? pool.createEnvironment() : service.createEnvironment()),
     tasks: service,
     metadata: {
       name: `dreamgym-${domain}`,
@@ -49,7 +100,10 @@ export async function serveDreamGym(options: ServeDreamGymOptions): Promise<Serv
       author: 'DreamGym for TypeScript',
       documentation_url: null,
     },
-    status: () => service.status(),
+    status: async () => ({
+      ...(await service.status()),
+      ...(pool ? { workers: await pool.stats() } : {}),
+    }),
     metrics: () => service.metrics(),
     logger,
   });
@@ -58,6 +112,7 @@ export async function serveDreamGym(options: ServeDreamGymOptions): Promise<Serv
     started = await server.start();
   } catch (error) {
     await service.close();
+    await pool?.close();
     throw error;
   }
   let closing: Promise<void> | undefined;
@@ -66,10 +121,12 @@ export async function serveDreamGym(options: ServeDreamGymOptions): Promise<Serv
     port: started.port,
     service,
     server,
+    workers: pool,
     close() {
       closing ??= (async () => {
         await server.close();
         await service.close();
+        await pool?.close();
       })();
       return closing;
     },

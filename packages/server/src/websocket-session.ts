@@ -23,6 +23,7 @@ import {
   type WsErrorCode,
   WsIncomingMessageSchema,
 } from './protocol/openenv-messages.js';
+import { isLosable } from './remote-environment.js';
 import { SerialQueue } from './serial-queue.js';
 
 const MESSAGE_TYPES = new Set(['reset', 'step', 'state', 'close', 'mcp']);
@@ -111,6 +112,8 @@ export class WebSocketSession {
       try {
         this.runner = await this.options.createRunner();
         logger.log('info', 'session.opened', { session: this.id, remote: this.options.remote });
+        const environment = this.runner.playing;
+        if (isLosable(environment)) void environment.lost.then((loss) => this.lose(loss.reason));
       } catch (error) {
         logger.log('error', 'session.factory_failed', { session: this.id, error });
         this.sendError('FACTORY_ERROR', `The environment factory failed: ${message(error)}`);
@@ -139,6 +142,14 @@ export class WebSocketSession {
     this.options.logger.log('info', 'session.reaped', { session: this.id, idleSeconds });
     this.closeSocket(CLOSE_CODES.idleTimeout, `session idle for ${Math.round(idleSeconds)} s`);
     void this.end('idle');
+  }
+
+  /** The environment is gone with its worker: closes with 1012 (service restart). */
+  private lose(reason: string): void {
+    if (this.ending) return;
+    this.options.logger.log('warn', 'session.environment_lost', { session: this.id, reason });
+    this.closeSocket(CLOSE_CODES.serviceRestart, 'environment worker restarted; reconnect');
+    void this.end('environment_lost');
   }
 
   /** Finishes the message in flight, then closes with 1001 and closes the environment. */

@@ -72,6 +72,19 @@ describe('dreamgym serve flags', () => {
     [['serve', '--domain', 'alfworld', '--port', 'eighty'], /--port must be an integer/],
     [['serve', '--domain', 'alfworld', '--session-timeout=-1'], /--session-timeout must be >= 0/],
     [['serve', '--domain', 'alfworld', '--data', '/nonexistent'], /does not exist/],
+    [['serve', '--domain', 'alfworld', '--workers', '0'], /--workers must be >= 1/],
+    [
+      ['serve', '--domain', 'alfworld', '--workers', '2', '--real'],
+      /--workers serves the synthetic/,
+    ],
+    [
+      ['serve', '--domain', 'alfworld', '--workers', '2', '--experience', 'llm'],
+      /--workers runs the embedded experience model/,
+    ],
+    [
+      ['serve', '--domain', 'alfworld', '--write-back-batch', '0'],
+      /--write-back-batch must be >= 1/,
+    ],
   ])('refuses %j', async (args, message) => {
     const io = capture();
     io.env = { DREAMGYM_DATA_DIR: dataRoot() };
@@ -188,6 +201,48 @@ describe('dreamgym serve', () => {
     expect(status.buffer.bySource.synthetic).toBeGreaterThan(0);
     expect(await stop(second.child)).toBe(0);
   }, 120_000);
+
+  it('serves ALFWorld from two worker processes (--workers 2): sessions on both, every write-back in every replica', async () => {
+    const served = await startServe([
+      '--domain',
+      'alfworld',
+      '--data',
+      join(dataRoot(), 'alfworld'),
+      '--port',
+      '0',
+      '--run-dir',
+      join(directory, 'workers-run'),
+      '--offline-limit',
+      '200',
+      '--train-tasks',
+      '8',
+      '--max-steps',
+      '5',
+      '--workers',
+      '2',
+      '--write-back-batch',
+      '3',
+    ]);
+    const played = await Promise.all([playEpisode(served.url), playEpisode(served.url)]);
+    const status = (await (await fetch(`${served.url}/dreamgym/status`)).json()) as {
+      episodes: { finished: number };
+      buffer: { size: number; written: number };
+      workers: {
+        alive: number;
+        workers: { pid: number; bufferSize: number; appliedSequence: number }[];
+      };
+    };
+    expect(status.episodes.finished).toBe(2);
+    expect(status.buffer.written).toBe(played[0]! + played[1]!);
+    expect(status.workers.alive).toBe(2);
+    for (const worker of status.workers.workers) {
+      expect(worker.bufferSize).toBe(status.buffer.size);
+      expect(worker.appliedSequence).toBeGreaterThan(0);
+    }
+    expect(await stop(served.child)).toBe(0);
+    // The workers leave with the serving process.
+    for (const { pid } of status.workers.workers) expect(() => process.kill(pid, 0)).toThrow();
+  }, 180_000);
 
   it('serves the reasoning LLM in process (--experience llm --model local): SmolLM2 predicts each step', async () => {
     const served = await startServe([

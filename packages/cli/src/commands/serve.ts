@@ -90,6 +90,12 @@ Server:
   --host HOST                interface to bind (default 127.0.0.1: this machine only)
   --port N                   port (default 8000; 0 picks a free one)
   --max-sessions N           concurrent WebSocket sessions (default 64)
+  --workers N                play the sessions' environments in N worker processes, each with
+                             a read replica of the replay buffer (embedded experience model;
+                             default 1: in the serving process). The serving process keeps the
+                             sockets, the curriculum and the buffer that write-backs go to, and
+                             publishes them to the replicas; a crashed worker is restarted and
+                             its sessions closed with 1012 (reconnect)
   --max-http-episodes N      live HTTP episodes, apart from them; the least recently used
                              idle one makes room for a new one (default 64)
   --http-resets-per-second N POST /reset per client address and second (default 20)
@@ -138,6 +144,7 @@ const SERVE_OPTIONS: FlagSpecs = {
   host: { type: 'string' },
   port: { type: 'string' },
   'max-sessions': { type: 'string' },
+  workers: { type: 'string' },
   'max-http-episodes': { type: 'string' },
   'http-resets-per-second': { type: 'string' },
   'session-timeout': { type: 'string' },
@@ -161,6 +168,7 @@ interface ServerPackage {
     server: Record<string, unknown>;
     version?: string;
     logger: unknown;
+    workers?: { count: number; replicaModule: string; replicaOptions: unknown };
   }): Promise<{ url: string; close(): Promise<void> }>;
   createJsonLogger(options: { write: (line: string) => void; level: string }): unknown;
 }
@@ -343,6 +351,17 @@ async function serve(args: string[], io: CommandIo): Promise<number> {
   if (values.real && values.experience !== undefined) {
     fail('--real serves the real environment; it takes no --experience.', '--real');
   }
+  const workers = integer(values.workers, '--workers') ?? 1;
+  if (workers < 1) fail(`--workers must be >= 1, got ${workers}.`, '--workers');
+  if (workers > 1 && values.real) {
+    fail('--workers serves the synthetic environment; --real runs in one process.', '--workers');
+  }
+  if (workers > 1 && (values.experience ?? 'embedded') !== 'embedded') {
+    fail(
+      '--workers runs the embedded experience model in each worker; an LLM experience model is served in one process (put the LLM behind --base-url to share it).',
+      '--workers',
+    );
+  }
   const runDirectory = runFolderFlag(values, io, 'serve-');
   const setupFile = join(runDirectory, 'setup.json');
   let fileSettings: Record<string, unknown> = {};
@@ -360,7 +379,9 @@ async function serve(args: string[], io: CommandIo): Promise<number> {
     level,
   });
   const log = (message: string) => io.stderr.write(`${message}\n`);
-  const domain = await setUpDomain(setup, log);
+  // With workers, sessions search the replicas: the serving process's buffer only takes the
+  // write-backs, which a flat index takes without the graph inserts.
+  const domain = await setUpDomain(workers > 1 ? { ...setup, index: 'flat' } : setup, log);
   const chosen = await chooseModel?.(domain.adapter, domain.retrievalModel, domain.outcomeJudge);
   const model = chosen?.model;
   await mkdir(runDirectory, { recursive: true });
@@ -376,6 +397,11 @@ async function serve(args: string[], io: CommandIo): Promise<number> {
     resume: values.resume === true,
     server,
     logger,
+    ...(workers > 1
+      ? {
+          workers: { count: workers, replicaModule: replicaModuleUrl(), replicaOptions: { setup } },
+        }
+      : {}),
   });
   await writeFile(setupFile, `${JSON.stringify({ ...config, setup, server }, null, 2)}\n`);
   io.stdout.write(
@@ -391,6 +417,12 @@ async function serve(args: string[], io: CommandIo): Promise<number> {
   await domain.replayBuffer.close();
   io.stdout.write(`dreamgym serve: stopped; resume with --resume --run-dir ${runDirectory}\n`);
   return 0;
+}
+
+/** The replica module each worker process imports (the built file, or the source under tsx). */
+function replicaModuleUrl(): string {
+  const fromSources = import.meta.url.endsWith('.ts');
+  return new URL(fromSources ? '../serve-replica.ts' : './serve-replica.js', import.meta.url).href;
 }
 
 /** `dreamgym serve`. */

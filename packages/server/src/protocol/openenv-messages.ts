@@ -37,6 +37,11 @@ export const CLOSE_CODES = {
   messageTooBig: 1009,
   /** The environment factory failed. */
   internalError: 1011,
+  /**
+   * The worker thread playing the session's environment died (`serve --workers`); it has
+   * been restarted: open a new session.
+   */
+  serviceRestart: 1012,
   /** Every session slot is taken (after a `CAPACITY_REACHED` error reply). */
   tryAgainLater: 1013,
   /** The session was idle longer than `sessionTimeoutMs` (application range, like HTTP 408). */

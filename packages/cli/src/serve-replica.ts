@@ -1,0 +1,24 @@
+/**
+ * The replica module of `dreamgym serve --workers N`: each worker process of
+ * `@dreamgym/server` imports it and calls `createReplica` to build what it serves from,
+ * with the same domain settings as the serving process (adapter, offline transitions in a
+ * replay buffer, the embedded experience model).
+ */
+import type { ExperienceModel } from '@dreamgym/core';
+import { type DomainSetupOptions, setUpDomain } from './domain-setup.js';
+
+/** What `dreamgym serve` hands each worker. */
+export interface ServeReplicaOptions {
+  /** The domain set-up of the run (the serving process's, with its index settings). */
+  setup: DomainSetupOptions;
+}
+
+/** Builds one worker's replica: the domain set up as `dreamgym serve` sets it up. */
+export async function createReplica(options: ServeReplicaOptions) {
+  const domain = await setUpDomain(options.setup, (message) =>
+    process.stderr.write(`dreamgym serve worker ${process.pid}: ${message}\n`),
+  );
+  // The embedded model, as the serving process would use it without workers.
+  const experienceModel: ExperienceModel = domain.retrievalModel;
+  return { adapter: domain.adapter, replayBuffer: domain.replayBuffer, experienceModel };
+}

@@ -1,0 +1,141 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SeededRandom } from '@dreamgym/core';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { CRASH_ACTION } from './corridor-replica.test-support.js';
+import { corridorDomain, playEpisode, TestClient } from './corridor-run.test-support.js';
+import { CLOSE_CODES } from './protocol/openenv-messages.js';
+import { type ServedDreamGym, serveDreamGym } from './serve-dreamgym.js';
+import type { WorkerPoolStats } from './worker-pool.js';
+
+const cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+});
+
+const replicaModule = new URL('./corridor-replica.test-support.ts', import.meta.url).href;
+
+async function serveWithWorkers(count: number) {
+  const directory = await mkdtemp(join(tmpdir(), 'dreamgym-workers-'));
+  cleanup.push(() => rm(directory, { recursive: true, force: true }));
+  const domain = await corridorDomain();
+  const served = await serveDreamGym({
+    ...domain,
+    config: {
+      seed: 5,
+      tasksPerIteration: 2,
+      rolloutsPerTask: 4,
+      maxSteps: 12,
+      curriculum: { lambda: 0.5, tasksToExpand: 2, variantsPerTask: 2 },
+      // Small batches: several write-backs reach the workers while episodes play.
+      writeBackBatch: { transitions: 8, milliseconds: 10 },
+    },
+    server: { port: 0 },
+    runDirectory: directory,
+    workers: { count, replicaModule },
+  });
+  cleanup.push(() => served.close());
+  return { served, domain, directory };
+}
+
+async function status(served: ServedDreamGym) {
+  return (await (await fetch(`${served.url}/dreamgym/status`)).json()) as {
+    episodes: { finished: number };
+    steps: number;
+    buffer: { size: number; written: number };
+    workers: WorkerPoolStats;
+  };
+}
+
+async function connect(served: ServedDreamGym): Promise<TestClient> {
+  const client = await TestClient.connect(served.url);
+  cleanup.push(async () => {
+    client.socket.terminate();
+  });
+  return client;
+}
+
+describe('serve with worker processes', () => {
+  it('serves one curriculum and one buffer from two workers: no write-back is lost', async () => {
+    const { served, domain, directory } = await serveWithWorkers(2);
+    const clients = await Promise.all([0, 1, 2, 3].map(() => connect(served)));
+    // Sessions are spread: two environments on each worker.
+    await clients[0]!.request({ type: 'state' });
+    await vi.waitFor(async () => {
+      const figures = await status(served);
+      expect(figures.workers.workers.map((worker) => worker.environments)).toEqual([2, 2]);
+    });
+    const played = await Promise.all(
+      clients.map(async (client, index) => {
+        const random = new SeededRandom(index + 1);
+        let steps = 0;
+        for (let episode = 0; episode < 3; episode += 1) {
+          steps += (await playEpisode(client, { noise: 0.3, random })).steps;
+        }
+        return steps;
+      }),
+    );
+    const steps = played.reduce((sum, each) => sum + each, 0);
+    const figures = await status(served);
+    expect(figures.episodes.finished).toBe(12);
+    expect(figures.steps).toBe(steps);
+    expect(figures.buffer.written).toBe(steps);
+    // Every worker's replica holds what the writer holds, after the same batches.
+    expect(figures.workers.alive).toBe(2);
+    for (const worker of figures.workers.workers) {
+      expect(worker.bufferSize).toBe(domain.replayBuffer.size);
+      expect(worker.appliedSequence).toBe(figures.workers.workers[0]!.appliedSequence);
+    }
+    expect(figures.workers.workers[0]!.appliedSequence).toBeGreaterThan(1);
+    const experience = (await readFile(join(directory, 'experience.jsonl'), 'utf8')).trim();
+    expect(experience.split('\n')).toHaveLength(steps);
+  });
+
+  it('restarts a crashed worker, closes its sessions with 1012 and keeps the others', async () => {
+    const { served, domain } = await serveWithWorkers(2);
+    const doomed = await connect(served);
+    const survivor = await connect(served);
+    await playEpisode(survivor, { random: new SeededRandom(3) });
+    const reset = await doomed.request({ type: 'reset', data: {} });
+    expect(reset.type).toBe('observation');
+    doomed.socket.send(JSON.stringify({ type: 'step', data: { action: CRASH_ACTION } }));
+    const closed = await doomed.closed;
+    expect(closed.code).toBe(CLOSE_CODES.serviceRestart);
+    expect(closed.reason).toMatch(/worker restarted/);
+    // The other worker's session never noticed.
+    const again = await playEpisode(survivor, { random: new SeededRandom(4) });
+    expect(again.steps).toBeGreaterThan(0);
+    await vi.waitFor(
+      async () => {
+        const figures = await status(served);
+        expect(figures.workers.restarts).toBe(1);
+        expect(figures.workers.alive).toBe(2);
+      },
+      { timeout: 15_000, interval: 100 },
+    );
+    // The replacement caught up with every write-back, and serves new sessions.
+    const fresh = await connect(served);
+    await connect(served);
+    await playEpisode(fresh, { random: new SeededRandom(5) });
+    const figures = await status(served);
+    for (const worker of figures.workers.workers) {
+      expect(worker.bufferSize).toBe(domain.replayBuffer.size);
+    }
+    expect(figures.workers.workers.map((worker) => worker.environments).sort()).toEqual([1, 2]);
+  });
+
+  it('refuses a replica module without createReplica, with a clear error', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'dreamgym-workers-'));
+    cleanup.push(() => rm(directory, { recursive: true, force: true }));
+    const domain = await corridorDomain();
+    await expect(
+      serveDreamGym({
+        ...domain,
+        server: { port: 0 },
+        runDirectory: directory,
+        workers: { count: 1, replicaModule: new URL('./task-source.ts', import.meta.url).href },
+      }),
+    ).rejects.toThrow(/could not build its replica: .*exports no createReplica/);
+  });
+});
