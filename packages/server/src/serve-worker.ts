@@ -52,6 +52,7 @@ async function main(): Promise<void> {
   });
   const environments = new Map<number, Environment>();
   let appliedSequence = 0;
+  let applyMilliseconds = 0;
   // Batches are applied one after another, in the order published.
   let applying: Promise<void> = Promise.resolve();
 
@@ -82,7 +83,9 @@ async function main(): Promise<void> {
         const transitions: readonly Transition[] = request.transitions;
         const sequence = request.sequence;
         applying = applying.then(async () => {
+          const started = performance.now();
           await replica.replayBuffer.add(transitions);
+          applyMilliseconds += performance.now() - started;
           retriever.invalidate();
           appliedSequence = sequence;
         });
@@ -99,6 +102,7 @@ async function main(): Promise<void> {
           retrieval: retriever.stats(),
           bufferSize: replica.replayBuffer.size,
           appliedSequence,
+          applyMilliseconds: Math.round(applyMilliseconds),
           environments: environments.size,
           // Time the worker's event loop was busy (not waiting): its share of the CPU.
           busyMilliseconds: Math.round(performance.eventLoopUtilization().active),

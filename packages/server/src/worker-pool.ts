@@ -71,6 +71,8 @@ export interface WorkerPoolStats {
   busyMilliseconds: number;
   /** CPU milliseconds the live workers have used. */
   cpuMilliseconds: number;
+  /** Milliseconds the live workers spent adding write-backs to their replicas. */
+  applyMilliseconds: number;
   /** The live workers' retrieval figures, summed. */
   retrieval: RetrievalStats;
   workers: (WorkerFigures & { index: number; alive: boolean })[];
@@ -251,6 +253,7 @@ export class WorkerPool {
           retrieval: { lookups: 0, hits: 0, searchMilliseconds: 0 },
           bufferSize: 0,
           appliedSequence: 0,
+          applyMilliseconds: 0,
           environments: 0,
           busyMilliseconds: 0,
         };
@@ -270,6 +273,7 @@ export class WorkerPool {
       restarts: this.restarts,
       busyMilliseconds: workers.reduce((sum, each) => sum + each.busyMilliseconds, 0),
       cpuMilliseconds: workers.reduce((sum, each) => sum + each.cpuMilliseconds, 0),
+      applyMilliseconds: workers.reduce((sum, each) => sum + each.applyMilliseconds, 0),
       retrieval: {
         lookups: workers.reduce((sum, each) => sum + each.retrieval.lookups, 0),
         hits: workers.reduce((sum, each) => sum + each.retrieval.hits, 0),

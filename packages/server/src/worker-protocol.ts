@@ -46,6 +46,8 @@ export interface WorkerFigures {
   bufferSize: number;
   /** Last write-back batch applied. */
   appliedSequence: number;
+  /** Milliseconds spent adding write-back batches to the replica. */
+  applyMilliseconds: number;
   /** Environments open. */
   environments: number;
   /** Milliseconds spent handling requests. */
