@@ -24,6 +24,8 @@ export async function checkAgentTraining(options: {
   agent: Record<string, unknown>;
   exports: string[];
   play: PlayEpisode;
+  /** More checks on the trained set-up, before it is closed. */
+  afterTraining?: (training: Awaited<ReturnType<typeof startAgentTraining>>) => Promise<void>;
 }): Promise<void> {
   const { agentFile, agent, play } = options;
   const before = await sha(agentFile);
@@ -77,6 +79,7 @@ export async function checkAgentTraining(options: {
       expect(calls[0]!.promptTokenIds!.length).toBeGreaterThan(0);
       expect(calls[0]!.completionTokenIds!.length).toBeGreaterThan(0);
       expect(trainer.metrics.map((metrics) => metrics.servedModel)).toEqual([first.servedModel, second.servedModel]);
+      await options.afterTraining?.(training);
     } finally {
       await training.close();
     }

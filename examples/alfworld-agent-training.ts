@@ -12,11 +12,15 @@ import { type DomainSetup, setUpDomain } from '@dreamgym/cli';
 import { syntheticEnvironmentFromConfig } from '@dreamgym/core';
 import { LlamaChatModel, type LlamaServer, startLlamaServer } from '@dreamgym/llama';
 
-/** Where the agent's client sends its calls: an OpenAI base URL, a model name, a `fetch`. */
+/**
+ * Where the agent's client sends its calls: an OpenAI base URL, a model name, a `fetch` (the
+ * capture's), and the capture itself for agents recorded another way (AI SDK middleware).
+ */
 export interface AgentEndpoint {
   baseURL: string;
   model: string;
   fetch: typeof fetch;
+  capture: ModelCallCapture;
 }
 
 /** Plays one episode with the agent (its steps at most `maxSteps`). */
@@ -64,7 +68,7 @@ export async function startAgentTraining(options: AgentTrainingOptions): Promise
   const model = await LlamaChatModel.load({ model: 'local', contextSize: 4096, concurrency: 1 });
   const server = await startLlamaServer({ model, maxBodyBytes: 4 << 20 });
   const capture = new ModelCallCapture();
-  const endpoint = { baseURL: server.baseURL, model: server.modelName, fetch: capture.fetch };
+  const endpoint = { baseURL: server.baseURL, model: server.modelName, fetch: capture.fetch, capture };
   const maxSteps = options.maxSteps ?? 10;
   try {
     const trainer = await AgentTrainer.start({
