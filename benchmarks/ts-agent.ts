@@ -15,15 +15,36 @@
  *   DREAMGYM_DATA_DIR=../shared/data npx tsx benchmarks/ts-agent.ts \
  *     [--tasks 6] [--max-steps 8] [--iterations 3] [--tasks-per-iteration 2] [--group 3]
  * Writes benchmarks/results/ts-agent.json.
+ *
+ *   npx tsx benchmarks/ts-agent.ts --front-ends [--episodes 5]
+ * measures only what each capture front-end costs per model call (the fetch capture and the
+ * AI SDK middleware under the same AI SDK agent, the Agents JS trace processor under an Agents
+ * JS agent, in the corridor with the real SmolLM2) and how fast `importTraces` turns their
+ * records into trajectories; it merges `captureFrontEnds` into ts-agent.json.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { appendFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { AgentEpisodeResult, AgentTrainer, EnvironmentEpisode } from '@dreamgym/agents';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import {
+  type AgentEpisodeResult,
+  type AgentTrainer,
+  EnvironmentEpisode,
+  importTraces,
+  type ModelCall,
+  ModelCallCapture,
+} from '@dreamgym/agents';
+import { aiSdkTools, captureMiddleware } from '@dreamgym/agents/ai-sdk';
+import { CaptureTraceProcessor, openAIAgentsTools } from '@dreamgym/agents/openai-agents';
 import type { Environment, Task } from '@dreamgym/core';
 import { syntheticEnvironmentFromConfig } from '@dreamgym/core';
 import { wilsonInterval95 } from '@dreamgym/core/eval';
+import { CorridorEnvironment, corridorTask, createCorridorAdapter } from '@dreamgym/core/testing';
+import { LlamaChatModel, startLlamaServer } from '@dreamgym/llama';
+import { Agent, addTraceProcessor, OpenAIProvider, Runner } from '@openai/agents';
+import { generateText, type LanguageModel, stepCountIs, wrapLanguageModel } from 'ai';
 import { playEpisode } from '../examples/ai-sdk-agent/train.js';
 import { startAgentTraining } from '../examples/alfworld-agent-training.js';
 
@@ -34,8 +55,17 @@ const { values } = parseArgs({
     iterations: { type: 'string', default: '3' },
     'tasks-per-iteration': { type: 'string', default: '2' },
     group: { type: 'string', default: '3' },
+    'front-ends': { type: 'boolean', default: false },
+    episodes: { type: 'string', default: '5' },
   },
 });
+if (values['front-ends']) {
+  await measureFrontEnds(
+    Number(values.episodes),
+    resolve(import.meta.dirname, 'results', 'ts-agent.json'),
+  );
+  process.exit(0);
+}
 const number = (name: keyof typeof values) => Number(values[name]);
 const maxSteps = number('max-steps');
 const dataDir = resolve(process.env.DREAMGYM_DATA_DIR ?? '../shared/data');
@@ -186,3 +216,154 @@ const file = resolve(import.meta.dirname, 'results', 'ts-agent.json');
 await writeFile(file, `${JSON.stringify(output, null, 2)}\n`);
 console.log(JSON.stringify(output, null, 2));
 log(`wrote ${file}`);
+
+/** Median, 99th percentile and maximum of `values`. */
+function spread(values: readonly number[]): { median: number; p99: number; max: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+  return { median: at(0.5), p99: at(0.99), max: sorted.at(-1) ?? 0 };
+}
+
+/**
+ * What each capture front-end costs per model call, on the same corridor task and server, and
+ * how fast their records import as trajectories; merged into `file` as `captureFrontEnds`.
+ */
+async function measureFrontEnds(episodes: number, file: string): Promise<void> {
+  const adapter = createCorridorAdapter();
+  const task = corridorTask({ length: 3, keyRoom: 1, doorRoom: 2 });
+  const steps = 3;
+  const llama = await LlamaChatModel.load({ model: 'local', contextSize: 2048, concurrency: 1 });
+  const server = await startLlamaServer({ model: llama });
+  const scratch = await mkdtemp(join(tmpdir(), 'dreamgym-front-ends-'));
+  const begin = (end: () => void) =>
+    EnvironmentEpisode.begin({
+      environment: new CorridorEnvironment(),
+      task,
+      adapter,
+      maxSteps: steps,
+      onEnd: end,
+    });
+  const aiSdkAgent = async (model: LanguageModel, episode: EnvironmentEpisode) =>
+    generateText({
+      model,
+      system: 'Walk the corridor with the act tool.',
+      prompt: episode.prompt,
+      tools: aiSdkTools(episode),
+      toolChoice: 'required',
+      stopWhen: stepCountIs(steps + 1),
+      maxOutputTokens: 48,
+    }).catch(() => undefined);
+  const runs: Record<string, ModelCall[]> = { fetch: [], middleware: [], traceProcessor: [] };
+  const started = performance.now();
+  try {
+    for (let index = 0; index < episodes; index += 1) {
+      const viaFetch = new ModelCallCapture();
+      const provider = createOpenAICompatible({
+        name: 'local',
+        baseURL: server.baseURL,
+        fetch: viaFetch.fetch,
+      });
+      const fetched = await viaFetch.episode(`fetch#${index}`, async (end) =>
+        aiSdkAgent(provider(server.modelName), await begin(end)),
+      );
+      runs.fetch!.push(...fetched.calls);
+
+      const viaMiddleware = new ModelCallCapture();
+      const plain = createOpenAICompatible({ name: 'local', baseURL: server.baseURL });
+      const wrapped = wrapLanguageModel({
+        model: plain(server.modelName),
+        middleware: captureMiddleware(viaMiddleware),
+      });
+      const middled = await viaMiddleware.episode(`middleware#${index}`, async (end) =>
+        aiSdkAgent(wrapped, await begin(end)),
+      );
+      runs.middleware!.push(...middled.calls);
+    }
+    const viaTraces = new ModelCallCapture();
+    addTraceProcessor(new CaptureTraceProcessor(viaTraces));
+    const openai = await new OpenAIProvider({
+      baseURL: server.baseURL,
+      apiKey: 'local',
+      useResponses: false,
+    }).getModel(server.modelName);
+    for (let index = 0; index < episodes; index += 1) {
+      const traced = await viaTraces.episode(`traces#${index}`, async (end) => {
+        const episode = await begin(end);
+        const agent = new Agent({
+          name: 'Corridor walker',
+          instructions: 'Walk the corridor with the act tool.',
+          model: openai,
+          modelSettings: {
+            toolChoice: 'required',
+            maxTokens: 48,
+            providerData: { return_token_ids: true, logprobs: true },
+          },
+          resetToolChoice: false,
+          tools: openAIAgentsTools(episode),
+        });
+        await new Runner()
+          .run(agent, episode.prompt, { maxTurns: steps + 1 })
+          .catch(() => undefined);
+      });
+      runs.traceProcessor!.push(...traced.calls);
+    }
+  } finally {
+    await server.close();
+    await llama.dispose();
+  }
+  const modelSeconds = (performance.now() - started) / 1000;
+
+  // The import's speed: the middleware's records, copied under many episode ids.
+  const trace = join(scratch, 'trace.jsonl');
+  const copies = 200;
+  for (let copy = 0; copy < copies; copy += 1) {
+    const lines = runs.middleware!.map((call) =>
+      JSON.stringify({ ...call, episodeId: `${call.episodeId}/${copy}` }),
+    );
+    appendFileSync(trace, `${lines.join('\n')}\n`);
+  }
+  const importStarted = performance.now();
+  const imported = await importTraces([trace], { domain: 'corridor' });
+  const importSeconds = (performance.now() - importStarted) / 1000;
+  await rm(scratch, { recursive: true, force: true });
+
+  const frontEnds = Object.fromEntries(
+    Object.entries(runs).map(([name, calls]) => [
+      name,
+      {
+        calls: calls.length,
+        // Calls per episode: fewer than the step limit where the agent's loop threw (caught).
+        callsPerEpisode: [...new Set(calls.map((call) => call.episodeId))].map(
+          (id) => calls.filter((call) => call.episodeId === id).length,
+        ),
+        withTokens: calls.filter((call) => (call.completionTokenIds?.length ?? 0) > 0).length,
+        overheadMilliseconds: spread(calls.map((call) => call.overheadMilliseconds)),
+        callMillisecondsMedian: spread(calls.map((call) => call.milliseconds)).median,
+      },
+    ]),
+  );
+  const measured = {
+    date: new Date().toISOString(),
+    protocol: `${episodes} corridor episodes (3 rooms, at most ${steps} actions) per front-end, SmolLM2-135M behind startLlamaServer on 127.0.0.1: the same AI SDK agent (generateText, toolChoice required) captured by capture.fetch and by captureMiddleware; an Agents JS agent (OpenAIChatCompletionsModel, providerData asking for token ids) captured by CaptureTraceProcessor. overheadMilliseconds is what each front-end adds to a call (the fetch capture: parsing and copying the request and reply; the middleware: reading the result and recording; the trace processor: its onSpanEnd). Import: the middleware's records copied under ${copies} episode ids each, read and converted by importTraces.`,
+    cpus: cpus().length,
+    frontEnds,
+    modelSeconds,
+    import: {
+      calls: imported.calls,
+      trajectories: imported.trajectories.length,
+      seconds: importSeconds,
+      callsPerSecond: imported.calls / importSeconds,
+    },
+  };
+  let previous: Record<string, unknown> = {};
+  try {
+    previous = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+  } catch {
+    // No earlier results: this run's are the file.
+  }
+  await writeFile(
+    file,
+    `${JSON.stringify({ ...previous, captureFrontEnds: measured }, null, 2)}\n`,
+  );
+  console.log(JSON.stringify(measured, null, 2));
+}
