@@ -15,7 +15,7 @@
  *   was logged after the last checkpoint, re-adds the run's experience to the buffer and
  *   continues from the checkpoint.
  */
-import { type FileHandle, mkdir, open } from 'node:fs/promises';
+import { type FileHandle, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   CheckpointError,
@@ -27,13 +27,10 @@ import {
   MutationTaskGenerator,
   type RandomState,
   type ReplayBuffer,
-  readJsonl,
   SeededRandom,
   syntheticEnvironmentFromConfig,
   type Task,
   type TaskGenerator,
-  type Transition,
-  TransitionSchema,
   trajectoryToTransitions,
 } from '@dreamgym/core';
 import { TaskPool, type TaskRolloutGroup } from '@dreamgym/core/curriculum';
@@ -42,7 +39,7 @@ import { CheckpointStore } from '@dreamgym/core/training';
 import { z } from 'zod';
 import { CachingRetriever } from './caching-retriever.js';
 import { type Logger, silentLogger } from './logger.js';
-import { stableHash, truncateLines } from './run-folder.js';
+import { openLogs, replayExperience, stableHash, truncateLines } from './run-folder.js';
 import { SerialQueue } from './serial-queue.js';
 import {
   type EpisodeLogLine,
@@ -103,11 +100,6 @@ const DrawStateSchema = z.object({
   groups: z.array(z.object({ taskId: z.string(), rewards: z.array(z.number()) })),
 });
 
-const ExperienceLineSchema = z.object({
-  iteration: z.number().int().nonnegative(),
-  transition: TransitionSchema,
-});
-
 /** The curriculum, replay buffer and run folder of a served DreamGym run. */
 export class DreamGymService implements TaskSource {
   readonly config: ServeConfig;
@@ -121,6 +113,8 @@ export class DreamGymService implements TaskSource {
   private flushTimer: NodeJS.Timeout | undefined;
   private readonly retriever: CachingRetriever;
   private readonly batchListeners = new Set<(batch: AppliedBatch) => void>();
+  /** Lines of `episodes.jsonl` waiting for the next flush. */
+  private pendingEpisodeLines: string[] = [];
   private lastCheckpoint: string | undefined;
   private lastError: string | undefined;
   private closed = false;
@@ -223,7 +217,7 @@ export class DreamGymService implements TaskSource {
       const draw = DrawStateSchema.parse(checkpoint.json('draw'));
       await truncateLines(paths.experience, counters.experienceLines);
       await truncateLines(paths.episodes, counters.episodeLines);
-      await DreamGymService.replayExperience(paths.experience, options.replayBuffer);
+      await replayExperience(paths.experience, options.replayBuffer);
       service = new DreamGymService(
         options,
         config,
@@ -232,7 +226,7 @@ export class DreamGymService implements TaskSource {
         SeededRandom.fromState(counters.random as RandomState),
         draw.queue.filter((id) => curriculum.pool.has(id)),
         new Map(draw.groups.map((group) => [group.taskId, group.rewards])),
-        await DreamGymService.openLogs(paths),
+        await openLogs(paths),
       );
       service.lastCheckpoint = checkpoint.name;
       service.logger.log('info', 'run.resumed', {
@@ -276,33 +270,11 @@ export class DreamGymService implements TaskSource {
         random,
         [],
         new Map(),
-        await DreamGymService.openLogs(paths),
+        await openLogs(paths),
       );
       await service.checkpoint();
     }
     return service;
-  }
-
-  private static async openLogs(paths: { experience: string; episodes: string }) {
-    return {
-      experience: await open(paths.experience, 'a'),
-      episodes: await open(paths.episodes, 'a'),
-    };
-  }
-
-  /** Re-adds the run's experience to the buffer, one iteration's batch at a time. */
-  private static async replayExperience(file: string, buffer: ReplayBuffer): Promise<void> {
-    let batch: Transition[] = [];
-    let batchIteration: number | undefined;
-    for await (const line of readJsonl(file, ExperienceLineSchema)) {
-      if (batchIteration !== undefined && line.iteration !== batchIteration) {
-        await buffer.add(batch);
-        batch = [];
-      }
-      batchIteration = line.iteration;
-      batch.push(line.transition);
-    }
-    if (batch.length > 0) await buffer.add(batch);
   }
 
   /** A fresh environment for one session: synthetic (experience model + buffer) or real. */
@@ -347,13 +319,18 @@ export class DreamGymService implements TaskSource {
   episodeFinished(episode: EpisodeRecord): void {
     if (this.closed) return;
     // All bookkeeping runs in the write queue, in finishing order, so that a checkpoint
-    // covers exactly the episodes whose lines and transitions it counts.
-    void this.writes
-      .run(() => this.recordEpisode(episode))
-      .catch((error: unknown) => {
-        this.lastError = error instanceof Error ? error.message : String(error);
-        this.logger.log('error', 'run.write_failed', { error });
-      });
+    // covers exactly the episodes whose lines and transitions it counts. An episode's lines
+    // and transitions wait for the next flush (a checkpoint flushes first): recording one
+    // awaits no I/O, so the queue keeps up with the steps however busy the event loop is.
+    this.queueWrite(() => this.recordEpisode(episode));
+  }
+
+  /** Runs `task` in the write queue; a failure is logged and shown in the status. */
+  private queueWrite(task: () => Promise<unknown>): void {
+    void this.writes.run(task).catch((error: unknown) => {
+      this.lastError = error instanceof Error ? error.message : String(error);
+      this.logger.log('error', 'run.write_failed', { error });
+    });
   }
 
   episodeAbandoned(): void {
@@ -386,8 +363,7 @@ export class DreamGymService implements TaskSource {
       truncated: episode.truncated,
       seconds: Math.max(0, (episode.endedAt - episode.startedAt) / 1000),
     };
-    await this.files.episodes.write(`${JSON.stringify(line)}\n`);
-    counters.episodeLines += 1;
+    this.pendingEpisodeLines.push(JSON.stringify(line));
     if (this.config.replayWriteBack && episode.steps.length > 0) {
       const transitions = trajectoryToTransitions(
         {
@@ -400,25 +376,33 @@ export class DreamGymService implements TaskSource {
         { trajectoryId: `serve:${this.mode}:${number}` },
       ).map((transition) => ({ ...transition, policyVersion: iteration }));
       this.writeBack.push(iteration, transitions);
-      if (this.writeBack.full) await this.writeBack.flush();
-      else this.scheduleFlush();
     }
     if (counters.iterationEpisodes >= this.config.tasksPerIteration * this.config.rolloutsPerTask) {
       await this.finishIteration();
+    } else if (this.writeBack.full) {
+      await this.flushLogs();
+    } else {
+      this.scheduleFlush();
     }
+  }
+
+  /** Writes the waiting episode lines (one write), then the waiting transitions (one batch). */
+  private async flushLogs(): Promise<void> {
+    const lines = this.pendingEpisodeLines;
+    if (lines.length > 0) {
+      this.pendingEpisodeLines = [];
+      await this.files.episodes.write(`${lines.join('\n')}\n`);
+      this.counters.episodeLines += lines.length;
+    }
+    await this.writeBack.flush();
   }
 
   /** Writes the waiting transitions back within `writeBackBatch.milliseconds`. */
   private scheduleFlush(): void {
-    if (this.flushTimer || this.writeBack.size === 0) return;
+    if (this.flushTimer) return;
     this.flushTimer = setTimeout(() => {
       this.flushTimer = undefined;
-      void this.writes
-        .run(() => this.writeBack.flush())
-        .catch((error: unknown) => {
-          this.lastError = error instanceof Error ? error.message : String(error);
-          this.logger.log('error', 'run.write_failed', { error });
-        });
+      this.queueWrite(() => this.flushLogs());
     }, this.config.writeBackBatch.milliseconds);
     // A pending write-back does not keep the process alive: close() flushes it.
     this.flushTimer.unref();
@@ -433,9 +417,9 @@ export class DreamGymService implements TaskSource {
     return () => this.batchListeners.delete(listener);
   }
 
-  /** Writes the transitions waiting for their batch now (after the writes queued so far). */
-  flushWriteBack(): Promise<number> {
-    return this.writes.run(() => this.writeBack.flush());
+  /** Writes the episode lines and transitions waiting for their batch now (after the writes queued so far). */
+  flushWriteBack(): Promise<void> {
+    return this.writes.run(() => this.flushLogs());
   }
 
   /** Observes the iteration's outcomes, grows the curriculum and checkpoints when due. */
@@ -473,8 +457,8 @@ export class DreamGymService implements TaskSource {
   }
 
   private async checkpointNow(): Promise<void> {
-    // A checkpoint covers every finished episode: its transitions are written first.
-    await this.writeBack.flush();
+    // A checkpoint covers every finished episode: its lines and transitions are written first.
+    await this.flushLogs();
     this.counters.random = this.random.getState();
     await this.files.experience.sync();
     await this.files.episodes.sync();
