@@ -239,6 +239,23 @@ describe('OpenAICompatibleRuntime over dreamgym model serve (real model)', () =>
       if (value === null) expect(fromCache[index]).toBeNull();
       else expect(fromCache[index]).toBeCloseTo(value, 4);
     }
+    // DreamGym's prompt_logprobs_from: the conversation comes back null, the candidate's tokens
+    // with the same log-probabilities.
+    const tail = await post('/v1/completions', {
+      prompt: [...prompt, ...other],
+      max_tokens: 1,
+      prompt_logprobs: 0,
+      prompt_logprobs_from: prompt.length,
+    });
+    const fromTail = tail.body.choices[0].prompt_logprobs;
+    expect(fromTail).toHaveLength(prompt.length + other.length);
+    expect(fromTail.slice(0, prompt.length).every((entry: unknown) => entry === null)).toBe(true);
+    for (const [offset, id] of other.entries()) {
+      expect(fromTail[prompt.length + offset][String(id)].logprob).toBeCloseTo(
+        forcedWhole[prompt.length + offset]!,
+        4,
+      );
+    }
     const chat = await post('/v1/chat/completions', {
       messages,
       max_tokens: 4,

@@ -7,7 +7,9 @@
  *   (what the policy records, so the trainer scores exactly the tokens that were sampled);
  * - `POST /tokenize`: a conversation's prompt tokens and a text's tokens;
  * - `POST /v1/completions` with token-id prompts and `prompt_logprobs: 0`: teacher-forced
- *   log-probabilities of candidate answers (score selection);
+ *   log-probabilities of candidate answers (score selection), with DreamGym's
+ *   `prompt_logprobs_from` naming the first candidate token (`dreamgym model serve` then
+ *   evaluates the conversation without logits, as in-process scoring does; vLLM ignores it);
  * - `POST /v1/load_lora_adapter` and `POST /v1/unload_lora_adapter`: after an update the
  *   trainer writes a PEFT adapter folder, the server loads it under a new name, later requests
  *   name it as `model`, and the previous one is unloaded.
@@ -168,6 +170,8 @@ export class OpenAICompatibleRuntime implements LlmRuntime {
         max_tokens: 1,
         temperature: 0,
         prompt_logprobs: 0,
+        // Only the candidates' tokens are read; servers that know this field skip the rest.
+        prompt_logprobs_from: prompt.length,
       },
       request.signal,
     );

@@ -13,7 +13,8 @@
  *   grammar);
  * - `return_token_ids` on both completion routes (`prompt_token_ids`, `token_ids`), prompts
  *   given as token ids, and `prompt_logprobs: 0` (each prompt token's teacher-forced
- *   log-probability, keyed by its id);
+ *   log-probability, keyed by its id; with DreamGym's `prompt_logprobs_from: N`, only from
+ *   token N on, the prompt before it evaluated without logits);
  * - `POST /tokenize` (a conversation up to the answer, or a text);
  * - `POST /v1/load_lora_adapter` and `POST /v1/unload_lora_adapter`: a LoRA adapter under a
  *   name that requests then pass as `model` (a GGUF adapter file, or a PEFT folder that holds
@@ -325,6 +326,9 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
           ? {}
           : { logprobs: logprobs ?? 0 }),
         echo,
+        ...(body.prompt_logprobs_from == null
+          ? {}
+          : { echoLogprobsFrom: body.prompt_logprobs_from }),
         signal,
       });
     // Prompts whose log-probabilities are echoed go one after another: candidates of one

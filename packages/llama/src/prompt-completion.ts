@@ -31,6 +31,12 @@ export interface PromptCompletionRequest extends SamplingOptions {
   logprobs?: number;
   /** Return the prompt's tokens too, with their teacher-forced log-probabilities. */
   echo?: boolean;
+  /**
+   * With `echo`: log-probabilities only of the prompt tokens from this position on (earlier
+   * ones are `null`); the prompt before it is evaluated without logits, from the KV cache where
+   * it is there. Default 1 (every token but the first).
+   */
+  echoLogprobsFrom?: number;
   signal?: AbortSignal;
 }
 
@@ -76,9 +82,12 @@ export async function completePrompt(
     let promptTokens: GeneratedToken[] | undefined;
     let evaluated = 0;
     if (request.echo) {
-      let forced: ForcedToken[];
-      if (topLogprobs > 0) {
-        forced = await teacherForce(engine, tokens, 1, topLogprobs, request.signal);
+      const from = Math.max(1, Math.min(request.echoLogprobsFrom ?? 1, tokens.length));
+      // forced[i] is the log-probability of prompt token i + 1; null before `from`.
+      let forced: Array<ForcedToken | null>;
+      if (topLogprobs > 0 || from > 1) {
+        const rest = await teacherForce(engine, tokens, from, topLogprobs, request.signal);
+        forced = [...new Array<null>(from - 1).fill(null), ...rest];
         evaluated = tokens.length;
       } else {
         const known = engine.promptLogprobs.lookup(tokens);
@@ -101,7 +110,7 @@ export async function completePrompt(
         text: decoder.push(id),
         ...(request.logprobs === undefined
           ? {}
-          : index === 0
+          : index === 0 || forced[index - 1] === null
             ? { logprob: null }
             : {
                 logprob: forced[index - 1]!.logprob,

@@ -125,6 +125,12 @@ export const CompletionRequestSchema = z.looseObject({
   logprobs: z.number().int().min(0).max(20).nullish(),
   /** vLLM: each prompt token's teacher-forced log-probability, and this many alternatives. */
   prompt_logprobs: z.number().int().min(0).max(20).nullish(),
+  /**
+   * DreamGym's extension to `prompt_logprobs`: only the prompt tokens from this position on are
+   * wanted (earlier entries come back null), so the prompt before it is evaluated without
+   * logits. Servers that do not know the field ignore it and return every position.
+   */
+  prompt_logprobs_from: z.number().int().min(0).nullish(),
   /** vLLM: `prompt_token_ids` and `token_ids` on each choice. */
   return_token_ids: z.boolean().nullish(),
   suffix: z.null({ error: 'suffix is not supported' }).optional(),
