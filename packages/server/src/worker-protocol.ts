@@ -1,6 +1,6 @@
 /**
  * Messages between the serving process and its environment workers (`serve --workers N`).
- * Both ends are this package: plain structured-clone objects over the IPC channel, no schemas.
+ * Both ends are this package: plain JSON objects over the IPC channel, no schemas.
  */
 import type { Observation, StepResult, Task, Transition } from '@dreamgym/core';
 import type { RetrievalStats } from './caching-retriever.js';
