@@ -15,7 +15,7 @@ import {
   type Trajectory,
 } from '@dreamgym/core';
 import { WorldMemory } from '@dreamgym/core/experience';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAlfworldAction } from './action-grammar.js';
 import { createAlfworldAdapter } from './adapter.js';
 import { alfworldExperienceHints } from './experience-hints.js';
@@ -37,6 +37,9 @@ function load(): Promise<Data> {
   })();
   return data;
 }
+// The expert split and the judge are built once for the file (~10 s alone, several times that
+// on a loaded machine), before the tests' own timeouts start.
+beforeAll(() => load(), 180_000);
 afterAll(async () => {
   if (data) await (await data).buffer.close();
 });
