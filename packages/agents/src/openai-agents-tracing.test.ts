@@ -72,6 +72,8 @@ describe('CaptureTraceProcessor', () => {
         model: chatModel,
         modelSettings: {
           toolChoice: 'required',
+          // Greedy: the same answers on every run, loaded machine or not.
+          temperature: 0,
           maxTokens: 48,
           providerData: { return_token_ids: true, logprobs: true },
         },
@@ -85,8 +87,9 @@ describe('CaptureTraceProcessor', () => {
     });
     // Two actions end the episode; tracing cannot answer the agent's third call, which reaches
     // the model and is skipped; the run then stops at maxTurns.
-    expect(result.episode.steps).toHaveLength(2);
+    // The run's error first: any other error than the turn limit is the reason the test fails.
     expect((result.output as Error).message).toMatch(/Max turns/i);
+    expect(result.episode.steps).toHaveLength(2);
     expect(wire.untracked).toHaveLength(3);
     expect(calls).toHaveLength(2);
     expect(processor.skipped.map((span) => span.reason)).toEqual(['episode-over']);
