@@ -15,9 +15,13 @@ afterAll(() => {
 
 describe('dreamgym model serve', () => {
   it('serves the local model on 127.0.0.1 until SIGTERM', async () => {
+    // tsx as a loader in this one process, not the tsx CLI: the CLI relays SIGTERM to a child
+    // and SIGKILLs it (exit 143) when the child does not acknowledge within 30 ms.
     child = spawn(
-      join(root, 'node_modules', '.bin', 'tsx'),
+      process.execPath,
       [
+        '--import',
+        'tsx',
         join(root, 'packages', 'cli', 'src', 'bin.ts'),
         'model',
         'serve',
