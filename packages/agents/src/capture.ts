@@ -216,13 +216,25 @@ function recordedCall(
   replyText: string,
   milliseconds: number,
 ): Omit<ModelCall, 'episodeId'> | undefined {
-  let reply: { choices?: WireChoice[]; prompt_token_ids?: number[] };
+  let reply: unknown;
   try {
-    reply = JSON.parse(replyText) as typeof reply;
+    reply = JSON.parse(replyText);
   } catch {
     return undefined;
   }
-  const choice = reply.choices?.[0];
+  return callFromReply(request, reply, milliseconds);
+}
+
+/**
+ * The call a chat-completion request (its `model`, `messages` and `tools`) and its parsed reply
+ * make, with no capture overhead yet; undefined when the reply has no choice.
+ */
+export function callFromReply(
+  request: Record<string, unknown>,
+  reply: unknown,
+  milliseconds: number,
+): Omit<ModelCall, 'episodeId'> | undefined {
+  const choice = (reply as { choices?: WireChoice[] } | null | undefined)?.choices?.[0];
   if (!choice) return undefined;
   return {
     model: String(request.model ?? ''),

@@ -27,7 +27,7 @@
  *   `setTracingDisabled(false)` turns it on.
  */
 import type { Span, SpanData, Trace, TracingProcessor } from '@openai/agents';
-import { type ModelCallCapture, replyTokens } from './capture.js';
+import { callFromReply, type ModelCallCapture } from './capture.js';
 
 /** A model call the processor saw but did not record, and why. */
 export interface SkippedSpan {
@@ -73,21 +73,12 @@ export class CaptureTraceProcessor implements TracingProcessor {
     }
     const started = span.startedAt ? Date.parse(span.startedAt) : Number.NaN;
     const ended = span.endedAt ? Date.parse(span.endedAt) : Number.NaN;
-    this.capture.record({
-      model: data.model ?? '',
-      messages: data.input,
-      tools: [],
-      content: choice.message?.content ?? null,
-      toolCalls: (choice.message?.tool_calls ?? []).map((call) => ({
-        id: call.id ?? '',
-        name: call.function?.name ?? '',
-        arguments: call.function?.arguments ?? '',
-      })),
-      finishReason: choice.finish_reason ?? 'stop',
-      ...replyTokens(reply),
-      milliseconds: Number.isFinite(ended - started) ? ended - started : 0,
-      overheadMilliseconds: performance.now() - seen,
-    });
+    const call = callFromReply(
+      { model: data.model ?? '', messages: data.input, tools: [] },
+      reply,
+      Number.isFinite(ended - started) ? ended - started : 0,
+    );
+    if (call) this.capture.record({ ...call, overheadMilliseconds: performance.now() - seen });
   }
 
   async onTraceStart(_trace: Trace): Promise<void> {}
