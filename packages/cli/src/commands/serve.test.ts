@@ -181,7 +181,14 @@ describe('dreamgym serve', () => {
     expect(value('dreamgym_replay_buffer_capacity')).toBe(100000);
     expect(value('dreamgym_replay_buffer_transitions')).toBeGreaterThan(0);
     expect(value('dreamgym_process_resident_memory_bytes')).toBeGreaterThan(10_000_000);
-    expect(value('dreamgym_websocket_sessions')).toBe(0);
+    // A session counts until the server has handled the client's close frame: wait for it.
+    let sessions = value('dreamgym_websocket_sessions');
+    for (let tries = 0; sessions !== 0 && tries < 100; tries += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const again = await (await fetch(`${first.url}/metrics`)).text();
+      sessions = Number(/^dreamgym_websocket_sessions (\S+)$/m.exec(again)?.[1]);
+    }
+    expect(sessions).toBe(0);
     expect(await stop(first.child)).toBe(0);
     expect(first.output()).toMatch(/stopped; resume with --resume/);
     expect(first.output()).toMatch(/"event":"run.closed"/);
