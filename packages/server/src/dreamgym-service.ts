@@ -34,12 +34,17 @@ import {
   trajectoryToTransitions,
 } from '@dreamgym/core';
 import { TaskPool, type TaskRolloutGroup } from '@dreamgym/core/curriculum';
-import { stableHash, truncateLines, writeFileAtomic } from '@dreamgym/core/internal';
+import {
+  replayExperience,
+  stableHash,
+  truncateLines,
+  writeFileAtomic,
+} from '@dreamgym/core/internal';
 import { CheckpointStore } from '@dreamgym/core/training';
 import { z } from 'zod';
 import { CachingRetriever } from './caching-retriever.js';
 import { type Logger, silentLogger } from './logger.js';
-import { openLogs, replayExperience } from './run-folder.js';
+import { openLogs } from './run-folder.js';
 import { SerialQueue } from './serial-queue.js';
 import {
   type EpisodeLogLine,

@@ -40,5 +40,5 @@ export {
   type WireToken,
 } from '../models/openai-wire-bodies.js';
 export { Semaphore } from '../models/semaphore.js';
-export { truncateLines } from '../training/experience-log.js';
+export { replayExperience, truncateLines } from '../training/experience-log.js';
 export { stableHash } from '../training/loop-state.js';
