@@ -19,6 +19,9 @@ import { SeededRandom } from '../random/seeded-random.js';
 import type { FaissVectorIndex } from './faiss-index.js';
 import { TopK, type VectorStore } from './vector-store.js';
 
+/** What tuning uses of an index (a buffer's split index, or one faiss index). */
+type TunableIndex = Pick<FaissVectorIndex, 'search' | 'searchExact' | 'setDepths'>;
+
 /** Search depths tried, shallow to deep. */
 export const EF_SEARCH_LADDER = [
   16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048,
@@ -59,7 +62,7 @@ export type RecallMeasurement = z.infer<typeof RecallMeasurementSchema>;
 
 /** What {@link tuneSearchDepth} measures. */
 export interface RecallTuningInput {
-  index: FaissVectorIndex;
+  index: TunableIndex;
   /** The index's rows, in label order. */
   vectors: VectorStore;
   /** Whether a row is live (dead rows are neither queries nor answers). */
@@ -245,7 +248,7 @@ function exactThresholds(
 
 /** Tie-aware recall@k of the index as it is set now (own rows left out), and its median latency. */
 function measureRecall(
-  index: FaissVectorIndex,
+  index: TunableIndex,
   queries: readonly Float32Array[],
   own: readonly number[],
   thresholds: readonly number[],
