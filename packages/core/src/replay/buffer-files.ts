@@ -5,10 +5,7 @@
  *                    as `add` resolves (see `replay-log.ts`).
  * - `vectors.f32`    phi vectors, float32 row-major, one row per distinct phi input.
  * - `rows.i32`       the row of every record, int32 in slot (log) order.
- * - `index.faiss`    the faiss index over the rows of `vectors.f32` (its settled part, see
- *                    `split-index.ts`);
- * - `index-fresh.faiss` the index's fresh part: the rows after the settled ones (a capped
- *                    buffer's write-backs); absent when it is empty.
+ * - `index.faiss`    the faiss index over the rows of `vectors.f32`.
  * - `slots.bin`      snapshot of what the slot table derives from the log up to the last
  *                    flush (see `slot-snapshot.ts`); replaced atomically.
  * - `manifest.json`  embedder id, dimension, index settings and measured recall, counts;
@@ -31,7 +28,6 @@ export const FILES = {
   vectors: 'vectors.f32',
   rows: 'rows.i32',
   index: 'index.faiss',
-  freshIndex: 'index-fresh.faiss',
   slots: 'slots.bin',
   manifest: 'manifest.json',
   lock: 'buffer.lock',

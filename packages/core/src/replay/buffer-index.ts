@@ -1,16 +1,14 @@
 /**
  * A replay buffer's faiss index kept in step with its row vectors: created on first need,
- * rows appended to both (several faiss threads for a large batch; a capped buffer's
- * evictable rows to the index's fresh part, see `split-index.ts`), rows embedded from the
+ * rows appended to both (several faiss threads for a large batch), rows embedded from the
  * phi inputs of the records that created them, and the index rebuilt from the stored
- * vectors (nothing re-embedded): all of it, or only its fresh part after a compaction.
+ * vectors (nothing re-embedded).
  */
 import type { Transition } from '../mdp/schemas.js';
 import type { BufferState } from './buffer-state.js';
 import { FaissVectorIndex } from './faiss-index.js';
 import { embedPhi, type PhiInput } from './phi.js';
 import { vectorIndexConfig } from './replay-options.js';
-import { SplitIndex } from './split-index.js';
 
 /** Rows embedded per call when catching up or rebuilding, to bound memory. */
 const EMBED_BATCH = 8192;
@@ -27,39 +25,8 @@ export function phiInput(transition: Transition): PhiInput {
 }
 
 /** An empty index of the buffer's current settings. */
-async function newIndex(state: BufferState): Promise<SplitIndex> {
-  const config = vectorIndexConfig(state.indexSettings);
-  return new SplitIndex(config, await FaissVectorIndex.create(state.dimension, config));
-}
-
-/** The parts read from the buffer's files, with its current settings. */
-export function splitIndexOf(
-  state: BufferState,
-  settled: FaissVectorIndex,
-  fresh: FaissVectorIndex | undefined,
-): SplitIndex {
-  return new SplitIndex(vectorIndexConfig(state.indexSettings), settled, fresh);
-}
-
-/**
- * Whether the rows [start, end) belong in the fresh part: in a capped buffer, unless every
- * one was created by an offline transition (never evicted, so it keeps its row number
- * through compactions).
- */
-function evictableRows(state: BufferState, start: number, end: number): boolean {
-  if (!state.capped) return false;
-  const { rows, slots } = state.contents;
-  for (let row = start; row < end; row += 1)
-    if (slots.source(rows.origin(row)) !== 'offline') return true;
-  return false;
-}
-
-/** Rows from `start` on that are settled in a full build: the leading non-evictable ones. */
-function settledPrefix(state: BufferState, start: number): number {
-  const total = state.contents.vectors.size;
-  let end = start;
-  while (end < total && !evictableRows(state, end, end + 1)) end += 1;
-  return end;
+function newIndex(state: BufferState): Promise<FaissVectorIndex> {
+  return FaissVectorIndex.create(state.dimension, vectorIndexConfig(state.indexSettings));
 }
 
 /** Creates the buffer's (empty) index unless it has one. */
@@ -69,10 +36,8 @@ export async function ensureIndex(state: BufferState): Promise<void> {
 
 /** Appends row vectors to the store and the index (several threads for a large batch). */
 export function appendVectors(state: BufferState, rows: Float32Array, count: number): void {
-  const start = state.contents.vectors.size;
   state.contents.vectors.append(rows, count);
-  const threads = count >= THREADED_ADD_ROWS ? state.threads : 1;
-  state.index!.add(rows, count, threads, evictableRows(state, start, start + count));
+  state.index!.add(rows, count, count >= THREADED_ADD_ROWS ? state.threads : 1);
 }
 
 /**
@@ -106,37 +71,16 @@ export async function rebuildIndex(state: BufferState): Promise<void> {
 
 /** {@link rebuildIndex} without waiting: the buffer has an index, so faiss is loaded. */
 export function rebuildIndexSync(state: BufferState): void {
-  const config = vectorIndexConfig(state.indexSettings);
-  state.index = new SplitIndex(config, state.index!.settled.empty(config));
+  state.index = state.index!.empty(vectorIndexConfig(state.indexSettings));
   fillIndex(state);
 }
 
-/**
- * Rebuilds only the fresh part from the stored vectors after it (a compaction that kept
- * every settled row in place).
- */
-export function rebuildFreshPart(state: BufferState): void {
-  state.index = state.index!.withoutFresh();
-  fillIndex(state);
-}
-
-/**
- * Adds the stored row vectors after the index's rows: the leading rows no eviction can
- * drop to the settled part (while the fresh part is empty), the rest to the fresh part.
- */
+/** Adds every stored row vector to the (empty) index. */
 function fillIndex(state: BufferState): void {
-  const index = state.index!;
-  const settledEnd = index.freshSize > 0 ? index.size : settledPrefix(state, index.size);
-  addRows(state, index.size, settledEnd, false);
-  addRows(state, settledEnd, state.contents.vectors.size, true);
-}
-
-/** Adds the stored vectors of rows [start, end) to one part, in batches. */
-function addRows(state: BufferState, start: number, end: number, toFresh: boolean): void {
   const { vectors } = state.contents;
   const batch = 65_536;
-  for (let from = start; from < end; from += batch) {
-    const to = Math.min(end, from + batch);
-    state.index!.add(vectors.slice(from, to), to - from, state.threads, toFresh);
+  for (let from = 0; from < vectors.size; from += batch) {
+    const to = Math.min(vectors.size, from + batch);
+    state.index!.add(vectors.slice(from, to), to - from, state.threads);
   }
 }

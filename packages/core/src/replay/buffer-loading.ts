@@ -7,7 +7,6 @@
  * again, a version-1 buffer (one vector per record) converted, and `{ rebuild: true }`
  * handed to compaction. Every failure names the file and says how to repair it.
  */
-import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { z } from 'zod';
 import { ConfigError, IndexError } from '../errors.js';
@@ -20,7 +19,7 @@ import {
   readVectorFile,
   type StoredIndex,
 } from './buffer-files.js';
-import { embedRows, rebuildIndex, splitIndexOf } from './buffer-index.js';
+import { embedRows, rebuildIndex } from './buffer-index.js';
 import { compactBuffer, flushBuffer, openRecordLog, rewriteFiles } from './buffer-persistence.js';
 import { type BufferState, emptyContents, statePath } from './buffer-state.js';
 import { FaissVectorIndex } from './faiss-index.js';
@@ -278,39 +277,32 @@ async function preloadVectors(state: BufferState, rows: number): Promise<VectorS
   }
 }
 
-/**
- * Reads `index.faiss` (and `index-fresh.faiss` where there is one) and `vectors.f32` (rest of
- * `preloaded`); returns the rows they hold.
- */
+/** Reads `index.faiss` and `vectors.f32` (rest of `preloaded`); returns the rows they hold. */
 async function loadVectors(
   state: BufferState,
   manifest: Manifest,
   preloaded: Promise<VectorStore | undefined> | undefined,
 ): Promise<number> {
   const indexFile = statePath(state, 'index');
-  const freshFile = statePath(state, 'freshIndex');
   const rebuildHint = `Open the buffer with { rebuild: true } to rebuild the index from ${FILES.records} (re-embeds ${state.contents.slots.live} records).`;
-  const read = (file: string) =>
-    FaissVectorIndex.read(file, state.dimension).catch((error) => {
-      throw new IndexError(`${(error as Error).message}. ${rebuildHint}`, {
-        path: file,
-        cause: error,
-      });
+  const index = await FaissVectorIndex.read(indexFile, state.dimension).catch((error) => {
+    throw new IndexError(`${(error as Error).message}. ${rebuildHint}`, {
+      path: indexFile,
+      cause: error,
     });
-  const index = await read(indexFile);
-  const fresh = existsSync(freshFile) ? await read(freshFile) : undefined;
-  const rows = index.size + (fresh?.size ?? 0);
+  });
+  const rows = index.size;
   if (rows < manifest.indexedCount || rows > state.contents.rows.size) {
     throw new IndexError(
-      `${fresh ? `${indexFile} and ${freshFile} hold` : `${indexFile} holds`} ${rows} vectors, but the manifest records ${manifest.indexedCount} and ${FILES.records} gives ${state.contents.rows.size} rows: the index is truncated or stale. ${rebuildHint}`,
+      `${indexFile} holds ${rows} vectors, but the manifest records ${manifest.indexedCount} and ${FILES.records} gives ${state.contents.rows.size} rows: the index is truncated or stale. ${rebuildHint}`,
       { path: indexFile },
     );
   }
   const store = await readVectors(state, rows, preloaded, rebuildHint);
-  state.index = splitIndexOf(state, index, fresh);
+  state.index = index;
   state.contents.vectors = store;
   if (state.indexSettings.type === 'hnsw')
-    state.index.setDepths({ efSearch: state.indexSettings.efSearch });
+    index.setDepths({ efSearch: state.indexSettings.efSearch });
   state.flushedRows = rows;
   return rows;
 }

@@ -9,7 +9,7 @@ import { rm } from 'node:fs/promises';
 import { JsonlWriter, replaceJsonl } from '../mdp/jsonl.js';
 import type { Transition } from '../mdp/schemas.js';
 import { appendAfter, writeManifestFile } from './buffer-files.js';
-import { embedRows, rebuildFreshPart, rebuildIndex } from './buffer-index.js';
+import { embedRows, rebuildIndex } from './buffer-index.js';
 import { type BufferState, recordsFile, statePath } from './buffer-state.js';
 import { compactContents } from './compaction.js';
 import { tuneIfStale } from './recall-upkeep.js';
@@ -35,12 +35,8 @@ export async function flushBuffer(state: BufferState): Promise<void> {
   await appendAfter(statePath(state, 'rows'), state.flushedSlots * 4, [
     new Uint8Array(slotRows.buffer, slotRows.byteOffset, slotRows.byteLength),
   ]);
-  if (state.index) {
-    await state.index.write(statePath(state, 'index'), statePath(state, 'freshIndex'));
-  } else {
-    await rm(statePath(state, 'index'), { force: true });
-    await rm(statePath(state, 'freshIndex'), { force: true });
-  }
+  if (state.index) await state.index.write(statePath(state, 'index'));
+  else await rm(statePath(state, 'index'), { force: true });
   if (state.writer) {
     await state.writer.sync();
     // After the log it describes and before the manifest (see `slot-snapshot.ts`).
@@ -84,8 +80,7 @@ export async function rewriteFiles(state: BufferState): Promise<void> {
 
 /**
  * Drops evicted slots and unused rows (see `compaction.ts`), rebuilds the index
- * (re-embedding when `reembed`, else from the stored vectors; only its fresh part where
- * every settled row kept its number) and rewrites the files.
+ * (re-embedding when `reembed`, else from the stored vectors) and rewrites the files.
  */
 export async function compactBuffer(state: BufferState, reembed: boolean): Promise<void> {
   const compacted = compactContents(state.contents, {
@@ -96,15 +91,12 @@ export async function compactBuffer(state: BufferState, reembed: boolean): Promi
   });
   state.contents = compacted.contents;
   state.evictCursor = 0;
-  const settled = state.index?.settledSize ?? 0;
-  if (settled > 0 && compacted.rowsInPlace >= settled) {
-    rebuildFreshPart(state);
-  } else {
-    state.index = undefined;
-    if (reembed) await embedRows(state, 0, state.contents.rows.size, false);
-    if (state.contents.vectors.size > 0) await rebuildIndex(state);
+  state.index = undefined;
+  if (reembed) await embedRows(state, 0, state.contents.rows.size, false);
+  if (state.contents.vectors.size > 0) {
+    await rebuildIndex(state);
+    tuneIfStale(state);
   }
-  if (state.index) tuneIfStale(state);
   if (!state.directory) return;
   // Log first: a crash before the index is rewritten leaves an index longer than the
   // log, which `open` reports and `rebuild: true` repairs. The snapshot of the old log goes

@@ -3,11 +3,10 @@
  * cosine, and each row's member transitions passing the filter are ranked by score, then by
  * occurrence count (equally similar transitions, most frequent first), then oldest first.
  */
-
+import type { FaissVectorIndex } from './faiss-index.js';
 import type { PhiRows } from './phi-rows.js';
 import type { RetrievalFilter, ScoredTransition } from './retriever.js';
 import type { SlotTable } from './slot-table.js';
-import type { SplitIndex } from './split-index.js';
 import { exactTopK, RankedTopK, type VectorStore } from './vector-store.js';
 
 /** What a search reads of a buffer. */
@@ -16,7 +15,7 @@ export interface SearchSources {
   rows: PhiRows;
   /** One vector per row. */
   vectors: VectorStore;
-  index: SplitIndex | undefined;
+  index: FaissVectorIndex | undefined;
   /** Whether the index is exact (flat): then a complete fetch needs no exact fallback. */
   exactIndex: boolean;
   /** A filtered search first asks the index for `k * overFetch` rows (scaled by selectivity). */

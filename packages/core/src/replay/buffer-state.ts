@@ -8,10 +8,10 @@ import type { JsonlWriter } from '../mdp/jsonl.js';
 import type { EmbeddingModel } from '../models/embedding-model.js';
 import { BufferContents } from './buffer-contents.js';
 import { bufferPath, FILES, type StoredIndex } from './buffer-files.js';
+import type { FaissVectorIndex } from './faiss-index.js';
 import type { QuerySample, RecallMeasurement } from './index-tuning.js';
 import type { PhiWeights } from './phi.js';
 import type { ReplayLogEntrySchema } from './replay-log.js';
-import type { SplitIndex } from './split-index.js';
 
 /** One buffer's shared state (see the module comment). */
 export interface BufferState {
@@ -24,13 +24,11 @@ export interface BufferState {
   /** A sample of the queries served, for measuring recall on what is really asked. */
   readonly served: QuerySample;
   readonly warn: (message: string) => void;
-  /** Whether the buffer has a capacity (evicts write-backs, keeps them in a fresh index part). */
-  readonly capped: boolean;
 
   indexSettings: StoredIndex;
   phiWeights: PhiWeights;
   contents: BufferContents;
-  index: SplitIndex | undefined;
+  index: FaissVectorIndex | undefined;
   recall: RecallMeasurement | undefined;
   /** The next slot FIFO eviction looks at. */
   evictCursor: number;

@@ -18,8 +18,6 @@ export interface Compacted {
   aliases: string[][];
   /** Rows whose vectors are still to be embedded (in row order; empty without re-embedding). */
   rowsToEmbed: number[];
-  /** How many leading rows kept their numbers (0 with re-embedding). */
-  rowsInPlace: number;
 }
 
 /** Options of {@link compactContents}. */
@@ -79,7 +77,5 @@ export function compactContents(old: BufferContents, options: CompactionOptions)
       contents.vectors.append(rows, part.length);
     }
   }
-  let rowsInPlace = 0;
-  while (!options.reembed && newRowOf.get(rowsInPlace) === rowsInPlace) rowsInPlace += 1;
-  return { contents, transitions, counts, aliases, rowsToEmbed, rowsInPlace };
+  return { contents, transitions, counts, aliases, rowsToEmbed };
 }

@@ -19,9 +19,6 @@ import { SeededRandom } from '../random/seeded-random.js';
 import type { FaissVectorIndex } from './faiss-index.js';
 import { TopK, type VectorStore } from './vector-store.js';
 
-/** What tuning uses of an index (a buffer's split index, or one faiss index). */
-type TunableIndex = Pick<FaissVectorIndex, 'search' | 'searchExact' | 'setDepths'>;
-
 /** Search depths tried, shallow to deep. */
 export const EF_SEARCH_LADDER = [
   16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048,
@@ -62,7 +59,7 @@ export type RecallMeasurement = z.infer<typeof RecallMeasurementSchema>;
 
 /** What {@link tuneSearchDepth} measures. */
 export interface RecallTuningInput {
-  index: TunableIndex;
+  index: FaissVectorIndex;
   /** The index's rows, in label order. */
   vectors: VectorStore;
   /** Whether a row is live (dead rows are neither queries nor answers). */
@@ -248,7 +245,7 @@ function exactThresholds(
 
 /** Tie-aware recall@k of the index as it is set now (own rows left out), and its median latency. */
 function measureRecall(
-  index: TunableIndex,
+  index: FaissVectorIndex,
   queries: readonly Float32Array[],
   own: readonly number[],
   thresholds: readonly number[],

@@ -160,11 +160,6 @@ export interface ReplayBufferStats {
   indexedRows: number;
   /** Rows a live transition uses. */
   liveRows: number;
-  /**
-   * Rows in the index's fresh part: a capped buffer keeps the rows of transitions it may
-   * evict there, and a compaction rebuilds only that part (0 without a capacity).
-   */
-  freshRows: number;
   capacity: number | undefined;
   bySource: Record<ExperienceSource, number>;
   byDomain: Record<string, number>;
