@@ -18,9 +18,14 @@
  * know: give them a capture made with `requestTokens: false`. Streamed calls are recorded with their text and
  * tool calls but without tokens: providers give a stream's raw body only in pieces, if at all.
  *
- * Built against the `ai` 6 middleware specification (`v3`).
+ * Works with `ai` 6 and `ai` 7 alike. `ai` 6 calls middleware with its `v3` language-model
+ * specification; `ai` 7 accepts `v3` middleware but calls it with `v4` call options, models and
+ * results (no conversion). The fields the capture reads and writes are the same in both, so its
+ * types below name only those ({@link CaptureMiddleware}), and the middleware is assignable to
+ * either version's `LanguageModelMiddleware` whichever `ai` the caller's types resolve to.
+ * The provider options go under the provider's camelCase key, which `@ai-sdk/openai-compatible`
+ * 2 and 3 both read (3 warns that a non-camelCase key such as `my-server` is deprecated).
  */
-import type { LanguageModelMiddleware } from 'ai';
 import {
   type CapturedToolCall,
   EPISODE_OVER_MESSAGE,
@@ -29,13 +34,75 @@ import {
   replyTokens,
 } from './capture.js';
 
-type WrapGenerate = NonNullable<LanguageModelMiddleware['wrapGenerate']>;
-type WrapStream = NonNullable<LanguageModelMiddleware['wrapStream']>;
-type CallParams = Parameters<WrapGenerate>[0]['params'];
-type GenerateResult = Awaited<ReturnType<WrapGenerate>>;
-type StreamResult = Awaited<ReturnType<WrapStream>>;
-type StreamPart = StreamResult['stream'] extends ReadableStream<infer Part> ? Part : never;
-type Content = GenerateResult['content'][number];
+/** The part of a language model the capture reads (`v3` and `v4` models). */
+interface ModelLike {
+  readonly provider: string;
+  readonly modelId: string;
+}
+
+/** Provider options or metadata: objects of JSON values under each provider's key. */
+type ProviderRecords = Record<string, Record<string, unknown>>;
+
+/** The part of a call's options the capture reads and writes (`v3` and `v4`). */
+interface CallParamsLike {
+  prompt: unknown[];
+  tools?: unknown[] | undefined;
+  providerOptions?: ProviderRecords | undefined;
+}
+
+/** A content part or stream part, with the fields of the text and tool-call parts. */
+interface PartLike {
+  type: string;
+  text?: string;
+  delta?: string;
+  toolCallId?: string;
+  toolName?: string;
+  input?: string;
+}
+
+interface FinishReasonLike {
+  unified: string;
+  raw: string | undefined;
+}
+
+/** The part of a `doGenerate` result the capture reads (`v3` and `v4`). */
+interface GenerateResultLike {
+  content: readonly PartLike[];
+  finishReason: FinishReasonLike;
+  providerMetadata?: ProviderRecords | undefined;
+  request?: { body?: unknown } | undefined;
+  response?: { body?: unknown } | undefined;
+}
+
+/** The part of a `doStream` result the capture reads (`v3` and `v4`). */
+interface StreamResultLike {
+  stream: ReadableStream<PartLike>;
+  request?: { body?: unknown } | undefined;
+}
+
+/**
+ * What {@link captureMiddleware} returns: AI SDK language-model middleware for `ai` 6 (`v3`)
+ * and `ai` 7 (which takes `v3` middleware and calls it with `v4` values). Each wrapper passes
+ * the wrapped model's own result through, whichever specification version it is.
+ */
+export interface CaptureMiddleware {
+  readonly specificationVersion: 'v3';
+  transformParams: <Params extends CallParamsLike>(options: {
+    type: 'generate' | 'stream';
+    params: Params;
+    model: ModelLike;
+  }) => Promise<Params>;
+  wrapGenerate: <Result extends GenerateResultLike>(options: {
+    doGenerate: () => PromiseLike<Result>;
+    params: CallParamsLike;
+    model: ModelLike;
+  }) => Promise<Result>;
+  wrapStream: <Result extends StreamResultLike>(options: {
+    doStream: () => PromiseLike<Result>;
+    params: CallParamsLike;
+    model: ModelLike;
+  }) => Promise<Result>;
+}
 
 /**
  * AI SDK middleware that records every call of the wrapped model into `capture` (into the
@@ -43,13 +110,14 @@ type Content = GenerateResult['content'][number];
  * episode has ended with {@link EPISODE_OVER_MESSAGE} and no tool call, without reaching the
  * model, so the agent's loop stops as it does on a final answer.
  */
-export function captureMiddleware(capture: ModelCallCapture): LanguageModelMiddleware {
+export function captureMiddleware(capture: ModelCallCapture): CaptureMiddleware {
   return {
     specificationVersion: 'v3',
     transformParams: async ({ params, model }) =>
       withServerOptions(capture, params, model.provider),
     wrapGenerate: async ({ doGenerate, params, model }) => {
-      if (capture.episodeOver) return episodeOverResult();
+      // `never`: the answer is a valid result of either specification the caller's `ai` uses.
+      if (capture.episodeOver) return episodeOverResult() as never;
       const started = performance.now();
       const result = await doGenerate();
       const received = performance.now();
@@ -69,18 +137,19 @@ export function captureMiddleware(capture: ModelCallCapture): LanguageModelMiddl
       return result;
     },
     wrapStream: async ({ doStream, params, model }) => {
-      if (capture.episodeOver) return episodeOverStream();
+      if (capture.episodeOver) return episodeOverStream() as never;
       const started = performance.now();
       const result = await doStream();
-      const content: Content[] = [];
+      const content: PartLike[] = [];
       let text = '';
       let finishReason = 'stop';
-      const recording = new TransformStream<StreamPart, StreamPart>({
+      const recording = new TransformStream<PartLike, PartLike>({
         transform(part, controller) {
-          if (part.type === 'text-delta') text += part.delta;
+          if (part.type === 'text-delta') text += part.delta ?? '';
           else if (part.type === 'tool-call') content.push(part);
           else if (part.type === 'finish') {
-            finishReason = part.finishReason.raw ?? part.finishReason.unified;
+            const reason = (part as { finishReason?: FinishReasonLike }).finishReason;
+            if (reason) finishReason = reason.raw ?? reason.unified;
           }
           controller.enqueue(part);
         },
@@ -106,20 +175,20 @@ export function captureMiddleware(capture: ModelCallCapture): LanguageModelMiddl
 
 /**
  * Adds the capture's server options to the provider options of the provider's own key (the
- * provider's name before its first dot, which OpenAI-compatible providers copy into the
- * request body): token ids and log-probabilities, and the model override.
+ * provider's name before its first dot, in camelCase, which OpenAI-compatible providers copy
+ * into the request body): token ids and log-probabilities, and the model override.
  */
-function withServerOptions(
+function withServerOptions<Params extends CallParamsLike>(
   capture: ModelCallCapture,
-  params: CallParams,
+  params: Params,
   provider: string,
-): CallParams {
+): Params {
   const extra: Record<string, string | boolean> = {
     ...(capture.requestTokens ? { return_token_ids: true, logprobs: true } : {}),
     ...(capture.model !== undefined ? { model: capture.model } : {}),
   };
   if (Object.keys(extra).length === 0) return params;
-  const key = provider.split('.')[0]!.trim();
+  const key = camelCase(provider.split('.')[0]!.trim());
   const providerOptions = params.providerOptions ?? {};
   return {
     ...params,
@@ -127,19 +196,31 @@ function withServerOptions(
   };
 }
 
+/** `my-server` -> `myServer`: the provider-options key `@ai-sdk/openai-compatible` 3 asks for. */
+function camelCase(name: string): string {
+  return name.replace(/[_-]([a-z])/g, (_, letter: string) => letter.toUpperCase());
+}
+
 /** The parts of a call the model's answer gives. */
 interface Answer {
-  content: Content[];
+  content: readonly PartLike[];
   finishReason: string;
   tokens: ReplyTokens;
 }
 
-function recordedCall(params: CallParams, modelId: string, requestBody: unknown, answer: Answer) {
+function recordedCall(
+  params: CallParamsLike,
+  modelId: string,
+  requestBody: unknown,
+  answer: Answer,
+) {
   const wire = wireRequest(requestBody);
-  const text = answer.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('');
+  const text = answer.content
+    .flatMap((part) => (part.type === 'text' ? [part.text ?? ''] : []))
+    .join('');
   const toolCalls: CapturedToolCall[] = answer.content.flatMap((part) =>
     part.type === 'tool-call'
-      ? [{ id: part.toolCallId, name: part.toolName, arguments: part.input }]
+      ? [{ id: part.toolCallId ?? '', name: part.toolName ?? '', arguments: part.input ?? '' }]
       : [],
   );
   return {
@@ -173,7 +254,7 @@ function wireRequest(body: unknown): Record<string, unknown> | undefined {
  * `completionTokenIds` (or `tokenIds`) and `logprobs` (numbers, or OpenAI's `{ logprob }`
  * entries, as `@ai-sdk/openai` returns them) under any provider key.
  */
-function metadataTokens(metadata: GenerateResult['providerMetadata']): ReplyTokens {
+function metadataTokens(metadata: ProviderRecords | undefined): ReplyTokens {
   const tokens: ReplyTokens = {};
   for (const entry of Object.values(metadata ?? {})) {
     const ids = (value: unknown) =>
@@ -194,22 +275,24 @@ function metadataTokens(metadata: GenerateResult['providerMetadata']): ReplyToke
   return tokens;
 }
 
-const NO_USAGE: GenerateResult['usage'] = {
+const NO_USAGE = {
   inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 },
   outputTokens: { total: 0, text: 0, reasoning: 0 },
 };
 
-function episodeOverResult(): GenerateResult {
+/** A final answer without a tool call, a valid `v3` and `v4` generate result. */
+function episodeOverResult(): GenerateResultLike {
   return {
     content: [{ type: 'text', text: EPISODE_OVER_MESSAGE }],
     finishReason: { unified: 'stop', raw: 'stop' },
     usage: NO_USAGE,
     warnings: [],
-  };
+  } as GenerateResultLike;
 }
 
-function episodeOverStream(): StreamResult {
-  const parts: StreamPart[] = [
+/** The same answer as a stream, a valid `v3` and `v4` stream result. */
+function episodeOverStream(): StreamResultLike {
+  const parts = [
     { type: 'stream-start', warnings: [] },
     { type: 'text-start', id: '0' },
     { type: 'text-delta', id: '0', delta: EPISODE_OVER_MESSAGE },
@@ -217,7 +300,7 @@ function episodeOverStream(): StreamResult {
     { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage: NO_USAGE },
   ];
   return {
-    stream: new ReadableStream<StreamPart>({
+    stream: new ReadableStream<PartLike>({
       start(controller) {
         for (const part of parts) controller.enqueue(part);
         controller.close();

@@ -30,4 +30,4 @@ export function aiSdkTools(episode: EnvironmentEpisode): { act: AiSdkActTool } {
   };
 }
 
-export { captureMiddleware } from './ai-sdk-middleware.js';
+export { type CaptureMiddleware, captureMiddleware } from './ai-sdk-middleware.js';
