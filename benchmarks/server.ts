@@ -22,7 +22,9 @@
  *      (offline transitions + 1,000, reached before the measurement starts, so RSS should
  *      stay flat).
  * Or one matrix of your own: --variants baseline,batched --workers 1,2 --sessions 64,256
- * --buffer-cap N (0: unbounded) [--profile]. --steps 20000 measured steps per run.
+ * --buffer-cap N (0: unbounded) [--profile]. --steps 20000 measured steps per run. A change
+ * in the CLI side by side: --variants before,batched --before-ref REF. --out FILE writes the
+ * results there instead.
  * 3. (default plan) the CPU split by part from V8 CPU profiles of all the server's processes:
  *    baseline and batched in one process, and batched with 2 workers, 64 sessions.
  *
@@ -30,9 +32,9 @@
  * server runs from the CLI's sources (node with tsx's loader) against the built core, server and ALFWorld
  * packages, with OMP_NUM_THREADS=1. Writes benchmarks/results/server.json.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SeededRandom } from '@dreamgym/core';
@@ -58,11 +60,37 @@ const VARIANTS = list('variants', 'baseline,batched');
 /** `--profile`: the custom matrix's runs write V8 CPU profiles, and their CPU is split by part. */
 const PROFILE = args.includes('--profile');
 const WORKER_COUNTS = list('workers', '1,2').map(Number);
+/**
+ * `--before-ref REF`: the variant `before` is the batched server run from the CLI's sources at
+ * that commit (the packages it imports are this checkout's builds), for a change in the CLI
+ * measured side by side.
+ */
+const BEFORE_REF = option('before-ref', '');
+/** `--out FILE`: where the results go (default benchmarks/results/server.json). */
+const OUT = option('out', '');
 for (const variant of VARIANTS) {
-  if (!['baseline', 'batched'].includes(variant))
-    throw new Error(`--variants: "${variant}" is not baseline or batched.`);
+  if (!['baseline', 'batched', 'before'].includes(variant))
+    throw new Error(`--variants: "${variant}" is not baseline, batched or before.`);
+  if (variant === 'before' && !BEFORE_REF)
+    throw new Error('--variants before needs --before-ref REF (the commit to run the CLI from).');
 }
 const repository = resolve(import.meta.dirname, '..');
+const beforeCli = BEFORE_REF ? await cliSourcesAt(BEFORE_REF) : undefined;
+
+/** The CLI's sources at `ref`, taken from git beside this checkout's node_modules. */
+async function cliSourcesAt(ref: string): Promise<string> {
+  if (!/^[\w./-]+$/.test(ref)) throw new Error(`--before-ref: not a git revision: ${ref}`);
+  const directory = await mkdtemp(join(tmpdir(), 'dreamgym-before-cli-'));
+  execFileSync(
+    'sh',
+    ['-c', 'git archive "$1" packages/cli | tar -x -C "$2"', 'sh', ref, directory],
+    {
+      cwd: repository,
+    },
+  );
+  await symlink(join(repository, 'node_modules'), join(directory, 'node_modules'));
+  return directory;
+}
 const dataDirectory = join(
   process.env.DREAMGYM_DATA_DIR ?? resolve(repository, '../shared/data'),
   'alfworld',
@@ -180,7 +208,7 @@ async function startServer(runDirectory: string, plan: RunPlan, profiles: string
       ...(profiles ? ['--cpu-prof', '--cpu-prof-dir', profiles] : []),
       '--import',
       'tsx',
-      join(repository, 'packages', 'cli', 'src', 'bin.ts'),
+      join(plan.variant === 'before' ? beforeCli! : repository, 'packages', 'cli', 'src', 'bin.ts'),
       'serve',
       '--domain',
       'alfworld',
@@ -585,8 +613,7 @@ const report = {
   ),
   runs,
 };
-await writeFile(
-  join(repository, 'benchmarks', 'results', 'server.json'),
-  `${JSON.stringify(report, null, 2)}\n`,
-);
-console.log('\nwrote benchmarks/results/server.json');
+const out = OUT ? resolve(OUT) : join(repository, 'benchmarks', 'results', 'server.json');
+await writeFile(out, `${JSON.stringify(report, null, 2)}\n`);
+if (beforeCli) await rm(beforeCli, { recursive: true, force: true });
+console.log(`\nwrote ${out}`);

@@ -28,4 +28,18 @@ describe('domainSetupFromFlags', () => {
     const strict = domainSetupFromFlags({ domain: 'alfworld', data: 'd' }, {}, io, 'usage');
     expect(strict).not.toHaveProperty('skipInvalid');
   });
+
+  it('reads --target-recall, and refuses one outside (0, 1] naming the flag', () => {
+    const tuned = domainSetupFromFlags(
+      { domain: 'alfworld', data: 'd', 'target-recall': '0.9' },
+      {},
+      io,
+      'usage',
+    );
+    expect(tuned.targetRecall).toBe(0.9);
+    for (const bad of ['1.5', '0', 'high'])
+      expect(() =>
+        domainSetupFromFlags({ domain: 'alfworld', data: 'd', 'target-recall': bad }, {}, io, 'u'),
+      ).toThrow(/--target-recall must be/);
+  });
 });

@@ -105,6 +105,14 @@ export function loopConfigFromFlags(
   return config;
 }
 
+/** `--target-recall`: a recall@8 in (0, 1], or undefined when absent. */
+function recallTarget(text: string | undefined): number | undefined {
+  const target = decimal(text, '--target-recall');
+  if (target !== undefined && !(target > 0 && target <= 1))
+    fail(`--target-recall must be in (0, 1], got ${target}.`, '--target-recall');
+  return target;
+}
+
 /** The set-up fields the flags give (`--offline-limit`, `--eval-split` ...); absent flags give none. */
 export function setupFlags(values: FlagValues, io: CommandIo): Partial<DomainSetupOptions> {
   const string = (name: string) => (values[name] as string | undefined) || undefined;
@@ -117,6 +125,7 @@ export function setupFlags(values: FlagValues, io: CommandIo): Partial<DomainSet
     evalSplit: string('eval-split'),
     evalTasks: count('eval-tasks'),
     index: string('index') as DomainSetupOptions['index'],
+    targetRecall: recallTarget(string('target-recall')),
     skipInvalid: values['skip-invalid'] ? true : undefined,
     bufferCapacity: count('buffer-cap'),
     outcomeJudge: values['no-outcome-judge'] ? false : undefined,

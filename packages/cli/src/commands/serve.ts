@@ -56,7 +56,8 @@ Domain and data:
   --buffer-cap N             most transitions the replay buffer keeps: the oldest written-back
                              ones are evicted first (offline seeds never); default unbounded
   --train-tasks N            seed tasks: the first N training tasks (default all)
-  --index auto|flat|hnsw     replay-buffer index (default auto)
+  --index auto|flat|hnsw     replay-buffer index (default auto: flat below 20,000 transitions)
+  --target-recall X          recall@8 an HNSW index's search depth is tuned to (default 0.95)
 
 Environment:
   --experience embedded|llm|hybrid|openai
@@ -114,6 +115,7 @@ const SERVE_OPTIONS: FlagSpecs = {
   'buffer-cap': { type: 'string' },
   'train-tasks': { type: 'string' },
   index: { type: 'string' },
+  'target-recall': { type: 'string' },
   experience: { type: 'string' },
   'base-url': { type: 'string' },
   model: { type: 'string' },

@@ -39,7 +39,8 @@ Domain and data:
   --train-tasks N            seed tasks: the first N training tasks (default all)
   --eval-split NAME          split of the evaluation tasks (default: the adapter's, e.g. valid_seen)
   --eval-tasks N             evaluation tasks: the first N of the split (default all)
-  --index auto|flat|hnsw     replay-buffer index (default auto)
+  --index auto|flat|hnsw     replay-buffer index (default auto: flat below 20,000 transitions)
+  --target-recall X          recall@8 an HNSW index's search depth is tuned to (default 0.95)
   --no-outcome-judge         the experience model's own outcomes instead of the judge learned
                              from the offline successes and failures
   --no-world-memory          next states from neighbours only, not from what the task's own
@@ -120,6 +121,7 @@ const TRAIN_OPTIONS: FlagSpecs = {
   'eval-split': { type: 'string' },
   'eval-tasks': { type: 'string' },
   index: { type: 'string' },
+  'target-recall': { type: 'string' },
   'no-outcome-judge': { type: 'boolean' },
   'no-world-memory': { type: 'boolean' },
   config: { type: 'string' },
