@@ -17,6 +17,7 @@ import {
   ResetParametersSchema,
   type StepReply,
 } from './protocol/openenv-messages.js';
+import { WorkerLostError } from './remote-environment.js';
 import { SerialQueue } from './serial-queue.js';
 
 /** Limits of {@link HttpEpisodes} (the server's validated settings). */
@@ -73,7 +74,7 @@ export class HttpEpisodes {
     const episode = this.episodes.get(id) ?? (await this.open(id, remote));
     episode.lastActivity = performance.now();
     try {
-      return await episode.queue.run(() =>
+      return await this.inEpisode(episode, () =>
         episode.runner.reset({ ...parameters.data, episode_id: id }),
       );
     } catch (error) {
@@ -91,10 +92,35 @@ export class HttpEpisodes {
     if (!episode) throw new HttpError(this.ended.has(id) ? 409 : 404, this.missing(id));
     episode.lastActivity = performance.now();
     const started = performance.now();
-    const reply = await episode.queue.run(() => episode.runner.step(action));
+    const reply = await this.inEpisode(episode, () => episode.runner.step(action));
     this.options.onStep(performance.now() - started);
     if (reply.done) await this.end(episode);
     return reply;
+  }
+
+  /**
+   * Runs `work` in the episode's queue. Where the worker process holding the episode's
+   * environment died, the episode ends and the client gets a 503 that says to start anew
+   * (the WebSocket sessions of that worker are closed with 1012 instead).
+   */
+  private async inEpisode(
+    episode: HttpEpisode,
+    work: () => Promise<StepReply>,
+  ): Promise<StepReply> {
+    try {
+      return await episode.queue.run(work);
+    } catch (error) {
+      if (!WorkerLostError.isLoss(error)) throw error;
+      this.options.logger.log('warn', 'http_episode.environment_lost', {
+        episode: episode.id,
+        error,
+      });
+      await this.end(episode);
+      throw new HttpError(
+        503,
+        `Episode "${episode.id}" ended: the worker process holding its environment stopped and was restarted (${(error as Error).message}). POST /reset to start a new episode.`,
+      );
+    }
   }
 
   /** `GET /state?episode_id=`: the episode's state, or an empty one without an id. */

@@ -125,6 +125,38 @@ describe('serve with worker processes', () => {
     expect(figures.workers.workers.map((worker) => worker.environments).sort()).toEqual([1, 2]);
   });
 
+  it('ends an HTTP episode whose worker crashed with a 503 that says to reset', async () => {
+    const { served } = await serveWithWorkers(2);
+    const post = async (path: string, body: unknown) => {
+      const response = await fetch(`${served.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return { status: response.status, body: (await response.json()) as { detail?: unknown } };
+    };
+    const reset = await post('/reset', { episode_id: 'doomed' });
+    expect(reset.status).toBe(200);
+    // The crash comes just after the step's answer (as the replica's bug is written).
+    expect(
+      (await post('/step', { episode_id: 'doomed', action: { action: CRASH_ACTION } })).status,
+    ).toBe(200);
+    await vi.waitFor(async () => expect((await status(served)).workers.restarts).toBe(1), {
+      timeout: 15_000,
+      interval: 100,
+    });
+    const lost = await post('/step', { episode_id: 'doomed', action: { action: 'look' } });
+    expect(lost.status).toBe(503);
+    expect(String(lost.body.detail)).toMatch(
+      /Episode "doomed" ended: the worker process .* stopped .* POST \/reset to start a new episode/,
+    );
+    // The episode is over, and a new one is served.
+    expect((await post('/step', { episode_id: 'doomed', action: { action: 'look' } })).status).toBe(
+      409,
+    );
+    expect((await post('/reset', { episode_id: 'again' })).status).toBe(200);
+  });
+
   it('refuses a replica module without createReplica, with a clear error', async () => {
     const directory = await mkdtemp(join(tmpdir(), 'dreamgym-workers-'));
     cleanup.push(() => rm(directory, { recursive: true, force: true }));
