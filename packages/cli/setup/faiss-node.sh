@@ -15,7 +15,14 @@
 #      copy the addon to node_modules/faiss-node/build/Release/ where `bindings` looks for it;
 #   3. where that fails, try faiss-node's own prebuilt route (`prebuild-install --runtime
 #      napi`): the replay buffer works with the stock binding too, only slower.
-# The additions (methods of every index class, and `dreamgymBinding` on the module):
+# Where the CPU has AVX2, FMA and F16C, step 2 also compiles faiss' vector distance kernels
+# (faiss/utils/distances_simd.cpp of faiss 1.7.3, from Debian's source package, checked
+# against the checksum of its .dsc) for them and links them ahead of libfaiss: Debian builds
+# libfaiss for any x86-64 CPU, and HNSW inserts and searches spend their time in those loops
+# (measured here, 256 dimensions: inserts 3.5x, HNSW searches 2x, flat searches 4x faster).
+# `dreamgymDistances` on the module says which kernels it has ("avx2" or "generic").
+# The additions (methods of every index class, `dreamgymBinding` and `dreamgymDistances` on
+# the module):
 #   addFloat32 / trainFloat32 / searchFloat32  vectors as Float32Arrays, no per-element copies
 #                                               (the stock add/search read a JS Array element
 #                                               by element);
@@ -31,7 +38,42 @@ DEBIAN_PACKAGES+=(libfaiss-dev libblas-dev liblapack-dev libgomp1 g++ make pytho
 faiss_log() { printf '[setup] faiss-node: %s\n' "$*"; }
 
 # Version of the DreamGym additions; a built addon of an older version is rebuilt.
-FAISS_DREAMGYM_BINDING=2
+FAISS_DREAMGYM_BINDING=3
+
+# Debian's source of the faiss that libfaiss-dev ships, for its distance kernels.
+FAISS_SOURCE_URL=http://deb.debian.org/debian/pool/main/f/faiss/faiss_1.7.3.orig.tar.gz
+FAISS_SOURCE_SHA256=3e4fac26d8c9e9008ecea4ae5fc414c658998fce4ba75835058b1a71d3516002
+# Which distance kernels the addon being built has (set by faiss_build_from_source).
+FAISS_DISTANCES=generic
+
+faiss_cpu_has_avx2() {
+  grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo && grep -qw f16c /proc/cpuinfo
+}
+
+# Writes faiss' distances_simd.cpp into directory $1, from Debian's source tarball (fetched
+# once into directory $2 and checked); fails, saying why, where it cannot.
+faiss_distance_kernels_source() {
+  local tarball="$2/faiss_1.7.3.orig.tar.gz"
+  mkdir -p "$2" || return 1
+  if ! printf '%s  %s\n' "$FAISS_SOURCE_SHA256" "$tarball" | sha256sum -c --status 2>/dev/null; then
+    node -e "fetch(process.argv[1]).then(async (response) => { if (!response.ok) throw new Error('HTTP ' + response.status); require('node:fs').writeFileSync(process.argv[2], Buffer.from(await response.arrayBuffer())); }).catch((error) => { console.error(error.message); process.exit(1); })" \
+      "$FAISS_SOURCE_URL" "$tarball.tmp" || {
+      faiss_log "could not fetch $FAISS_SOURCE_URL"
+      return 1
+    }
+    if ! printf '%s  %s\n' "$FAISS_SOURCE_SHA256" "$tarball.tmp" | sha256sum -c --status; then
+      faiss_log "$FAISS_SOURCE_URL does not have the expected sha256 $FAISS_SOURCE_SHA256"
+      rm -f "$tarball.tmp"
+      return 1
+    fi
+    mv -f "$tarball.tmp" "$tarball"
+  fi
+  tar -xzf "$tarball" -O faiss-1.7.3/faiss/utils/distances_simd.cpp >"$1/distances_simd.cpp"
+}
+
+faiss_addon_has_avx2_kernels() {
+  node -e "if (require('faiss-node').dreamgymDistances !== 'avx2') process.exit(1);" >/dev/null 2>&1
+}
 
 faiss_addon_loads() {
   node -e "const f = require('faiss-node'); const i = new f.IndexFlatIP(2); i.add([1, 0]); if (i.search([1, 0], 1).labels[0] !== 0) process.exit(1);" \
@@ -331,7 +373,7 @@ faiss_patch_source() {
   [ "$(grep -c '^  IndexFlatIP::Init(env, exports);$' "$source")" = 1 ] || return 1
   sed -e 's|^protected:$|#include "dreamgym-index-methods.inc"\nprotected:|' \
     -e 's|InstanceMethod("toBuffer", &\([A-Za-z0-9]*\)::toBuffer),|&\n      DREAMGYM_INSTANCE_METHODS(\1)|' \
-    -e "s|^  IndexFlatIP::Init(env, exports);\$|&\\n  exports.Set(\"dreamgymBinding\", Napi::Number::New(env, $FAISS_DREAMGYM_BINDING));|" \
+    -e "s|^  IndexFlatIP::Init(env, exports);\$|&\\n  exports.Set(\"dreamgymBinding\", Napi::Number::New(env, $FAISS_DREAMGYM_BINDING));\\n  exports.Set(\"dreamgymDistances\", Napi::String::New(env, \"$FAISS_DISTANCES\"));|" \
     "$source" >"$patched" || return 1
   mv "$patched" "$source"
 }
@@ -367,6 +409,18 @@ faiss_build_from_source() {
   fi
   rm -rf "$build_dir"
   mkdir -p "$build_dir/src"
+  local sources='"src/faiss.cc"' simd_flags=''
+  FAISS_DISTANCES=generic
+  if faiss_cpu_has_avx2; then
+    if faiss_distance_kernels_source "$build_dir/src" "$root/node_modules/.cache/dreamgym-faiss-source"; then
+      sources='"src/faiss.cc", "src/distances_simd.cpp"'
+      simd_flags='"-mavx2", "-mfma", "-mf16c",'
+      FAISS_DISTANCES=avx2
+      faiss_log "with faiss' distance kernels compiled for this CPU's AVX2"
+    else
+      faiss_log "with Debian's generic distance kernels (slower)"
+    fi
+  fi
   cp "$package_dir/src/faiss.cc" "$build_dir/src/faiss.cc"
   faiss_write_extensions "$build_dir/src"
   if ! faiss_patch_source "$build_dir/src/faiss.cc"; then
@@ -387,11 +441,11 @@ EOF
   "targets": [
     {
       "target_name": "faiss-node",
-      "sources": ["src/faiss.cc"],
+      "sources": [$sources],
       "include_dirs": ["$napi_include"],
       "defines": ["NAPI_VERSION=6", "NAPI_CPP_EXCEPTIONS"],
       "cflags_cc!": ["-fno-exceptions", "-fno-rtti", "-std=gnu++17"],
-      "cflags_cc": ["-std=c++17", "-fexceptions", "-frtti", "-fopenmp", "-O2", "-include", "$build_dir/src/faiss-idx-compat.h", "-include", "$build_dir/src/dreamgym-extensions.h"],
+      "cflags_cc": ["-std=c++17", "-fexceptions", "-frtti", "-fopenmp", "-O3", $simd_flags "-include", "$build_dir/src/faiss-idx-compat.h", "-include", "$build_dir/src/dreamgym-extensions.h"],
       "ldflags": ["-fopenmp"],
       "libraries": ["-lfaiss", "-llapack", "-lblas", "-lgomp"]
     }
@@ -418,7 +472,7 @@ after_npm_faiss() {
     faiss_log 'not installed (npm dependencies missing?)'
     return 1
   fi
-  if faiss_addon_extended; then
+  if faiss_addon_extended && { ! faiss_cpu_has_avx2 || faiss_addon_has_avx2_kernels; }; then
     faiss_log 'addon present, loads and has the DreamGym additions'
     return 0
   fi

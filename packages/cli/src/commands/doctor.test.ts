@@ -6,6 +6,7 @@
  */
 
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -35,8 +36,12 @@ describe('dreamgym doctor', () => {
     const code = await doctorCommand.run([], io);
     const out = io.out();
     expect(out, out).toMatch(
-      /^faiss +ok +faiss-node \d+\.\d+\.\d+ loads \(with the DreamGym additions\)/m,
+      /^faiss +ok +faiss-node \d+\.\d+\.\d+ loads \(with the DreamGym additions, (avx2|generic) distance kernels\)/m,
     );
+    // Where the CPU has them, the set-up compiles faiss' distance kernels for AVX2.
+    const flags = readFileSync('/proc/cpuinfo', 'utf8');
+    const avx2 = ['avx2', 'fma', 'f16c'].every((flag) => new RegExp(`\\b${flag}\\b`).test(flags));
+    expect(out).toContain(`${avx2 ? 'avx2' : 'generic'} distance kernels`);
     expect(out).toMatch(/^chromium +ok +Chromium \d+/m);
     expect(out).toMatch(/^python +ok +\S+\/\.venv imports the ALFWorld engine/m);
     expect(out).toMatch(/^model +ok +smollm2-135m-instruct at .+ \(sha256 verified\)/m);

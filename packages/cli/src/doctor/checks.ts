@@ -108,7 +108,7 @@ const faissCheck: DoctorCheck = {
           : faissProjectFix(project, context.cwd, { range: optional?.['faiss-node'] ?? '^0.5.1' }),
       };
     }
-    const script = `const f = require(${JSON.stringify(directory)}); const i = new f.IndexFlatIP(2); i.add([1, 0]); if (i.search([1, 0], 1).labels[0] !== 0) throw new Error("wrong search result"); console.log(f.dreamgymBinding ? "with the DreamGym additions" : "stock build: slower inserts and searches");`;
+    const script = `const f = require(${JSON.stringify(directory)}); const i = new f.IndexFlatIP(2); i.add([1, 0]); if (i.search([1, 0], 1).labels[0] !== 0) throw new Error("wrong search result"); console.log(f.dreamgymBinding ? "with the DreamGym additions" + (f.dreamgymDistances ? ", " + f.dreamgymDistances + " distance kernels" : "") : "stock build: slower inserts and searches");`;
     const check = commandText(['node', '-e', script], context.cwd, context.cwd);
     const { code, output } = await execute([process.execPath, '-e', script], {
       cwd: context.cwd,
