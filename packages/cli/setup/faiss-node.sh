@@ -19,7 +19,8 @@
 # (faiss/utils/distances_simd.cpp of faiss 1.7.3, from Debian's source package, checked
 # against the checksum of its .dsc) for them and links them ahead of libfaiss: Debian builds
 # libfaiss for any x86-64 CPU, and HNSW inserts and searches spend their time in those loops
-# (measured here, 256 dimensions: inserts 3.5x, HNSW searches 2x, flat searches 4x faster).
+# (benchmarks/faiss-kernels.ts, 256 dimensions: inserts 2.9x, HNSW searches 1.8-2.8x, flat
+# searches 4.8x faster).
 # `dreamgymDistances` on the module says which kernels it has ("avx2" or "generic").
 # The additions (methods of every index class, `dreamgymBinding` and `dreamgymDistances` on
 # the module):
