@@ -120,7 +120,7 @@ try {
   const dataRows = embedded.filter((_, index) => index % 10 !== 0);
   const flatten = (rows: Float32Array[]) => {
     const out = new Float32Array(rows.length * DIMENSION);
-    rows.forEach((row, index) => out.set(row, index * DIMENSION));
+    for (const [index, row] of rows.entries()) out.set(row, index * DIMENSION);
     return out;
   };
   const data = flatten(dataRows);

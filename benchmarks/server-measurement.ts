@@ -1,0 +1,99 @@
+/**
+ * What `server.ts` reads of the server's processes: RSS and CPU time from /proc, the machine's
+ * busy share, and where the CPU went by part from V8 CPU profiles (`--cpu-prof`).
+ */
+import { readFileSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** Resident set size of a process, in MiB, from /proc. */
+export function rssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
+}
+
+/** CPU seconds (user + system) a process has used, from /proc. */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Busy and total jiffies of the whole machine, from /proc/stat. */
+export function machineJiffies(): { busy: number; total: number } {
+  const values = readFileSync('/proc/stat', 'utf8')
+    .split('\n')[0]!
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  const idle = values[3]! + values[4]!;
+  const total = values.reduce((sum, value) => sum + value, 0);
+  return { busy: total - idle, total };
+}
+
+/** Frames that name a part of a step, in the order a sample is given to the first that matches. */
+const PROFILE_PARTS: [part: string, frames: RegExp][] = [
+  // The replay buffer's top-k: embedding the query, the faiss search, picking the members.
+  ['bufferSearch', /^(searchBuffer|embedQuery)$/],
+  // Write-backs reaching a buffer (the serving process's, or a replica's): embedding, index insert.
+  ['writeBackAdd', /^(storeBatch|planBatch|evictOverCapacity|compactBuffer)$/],
+  // The embedded experience model's prediction (its own retrieval excluded, above).
+  ['experienceModel', /^(predict|initialState)$/],
+  ['garbageCollector', /^\(garbage collector\)$/],
+];
+
+/** A V8 CPU profile (`--cpu-prof`), the parts read here. */
+interface CpuProfile {
+  nodes: { id: number; callFrame: { functionName: string }; children?: number[] }[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/**
+ * Where the CPU of a run's processes went (every profile in `directory`: the serving process
+ * and its workers), as shares of the sampled time outside set-up, by {@link PROFILE_PARTS};
+ * the rest is `protocolAndOther` (JSON, WebSocket frames, sessions, worker channel, curriculum).
+ */
+export async function profileShares(directory: string): Promise<Record<string, number>> {
+  const totals: Record<string, number> = {};
+  let sampled = 0;
+  for (const file of (await readdir(directory)).filter((name) => name.endsWith('.cpuprofile'))) {
+    const profile = JSON.parse(await readFile(join(directory, file), 'utf8')) as CpuProfile;
+    const parent = new Map<number, number>();
+    const names = new Map<number, string>();
+    for (const node of profile.nodes) {
+      names.set(node.id, node.callFrame.functionName);
+      for (const child of node.children ?? []) parent.set(child, node.id);
+    }
+    const partOf = new Map<number, string | null>();
+    const classify = (leaf: number): string | null => {
+      const known = partOf.get(leaf);
+      if (known !== undefined) return known;
+      const stack: string[] = [];
+      for (let id: number | undefined = leaf; id !== undefined; id = parent.get(id))
+        stack.push(names.get(id)!);
+      let part: string | null = 'protocolAndOther';
+      if (stack[0] === '(idle)' || stack.some((name) => /^(setUpDomain|createReplica)$/.test(name)))
+        part = null;
+      else {
+        const found = PROFILE_PARTS.find(([, frames]) => stack.some((name) => frames.test(name)));
+        if (found) part = found[0];
+      }
+      partOf.set(leaf, part);
+      return part;
+    };
+    profile.samples.forEach((leaf, index) => {
+      const part = classify(leaf);
+      if (part === null) return;
+      const micros = profile.timeDeltas[index] ?? 0;
+      totals[part] = (totals[part] ?? 0) + micros;
+      sampled += micros;
+    });
+  }
+  return Object.fromEntries(
+    Object.entries(totals).map(([part, micros]) => [
+      part,
+      Math.round((micros / Math.max(1, sampled)) * 1000) / 1000,
+    ]),
+  );
+}
