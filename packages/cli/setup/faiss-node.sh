@@ -29,6 +29,8 @@
 #                                               by element);
 #   searchExactFloat32                          an exact scan of the vectors an HNSW index holds
 #                                               (the reference its recall is measured against);
+#   dispose                                     frees the index at once (a replaced index's
+#                                               memory is outside V8's heap: finalization waits);
 #   setParameter / getParameter                 HNSW efSearch, efConstruction and M, IVF nlist
 #                                               and nprobe, anything faiss' ParameterSpace sets;
 #   Index.setThreads / Index.getThreads         the OpenMP team of later calls (omp_set_num_threads).
@@ -39,7 +41,7 @@ DEBIAN_PACKAGES+=(libfaiss-dev libblas-dev liblapack-dev libgomp1 g++ make pytho
 faiss_log() { printf '[setup] faiss-node: %s\n' "$*"; }
 
 # Version of the DreamGym additions; a built addon of an older version is rebuilt.
-FAISS_DREAMGYM_BINDING=3
+FAISS_DREAMGYM_BINDING=4
 
 # Debian's source of the faiss that libfaiss-dev ships, for its distance kernels.
 FAISS_SOURCE_URL=http://deb.debian.org/debian/pool/main/f/faiss/faiss_1.7.3.orig.tar.gz
@@ -105,6 +107,7 @@ faiss_write_extensions() {
       InstanceMethod("searchExactFloat32", &Class::searchExactFloat32), \
       InstanceMethod("setParameter", &Class::setParameter),     \
       InstanceMethod("getParameter", &Class::getParameter),     \
+      InstanceMethod("dispose", &Class::dispose),               \
       StaticMethod("setThreads", &Class::setThreads),           \
       StaticMethod("getThreads", &Class::getThreads),
 DREAMGYM_EOF
@@ -315,6 +318,14 @@ DREAMGYM_EOF
 
   // getParameter(name): M, efSearch, efConstruction of an HNSW index; nlist and nprobe of an IVF
   // index; undefined when the index has no such parameter.
+  // dispose(): frees the faiss index now instead of when V8 finalizes this object (V8 does not
+  // see the index's native memory, so it is in no hurry). Nothing may use the object after.
+  Napi::Value dispose(const Napi::CallbackInfo &info)
+  {
+    index_.reset();
+    return info.Env().Undefined();
+  }
+
   Napi::Value getParameter(const Napi::CallbackInfo &info)
   {
     Napi::Env env = info.Env();

@@ -65,14 +65,25 @@ export async function embedRows(
 
 /** A new index of the current settings over the stored row vectors (nothing re-embedded). */
 export async function rebuildIndex(state: BufferState): Promise<void> {
-  state.index = await newIndex(state);
+  replaceIndex(state, await newIndex(state));
   fillIndex(state);
 }
 
 /** {@link rebuildIndex} without waiting: the buffer has an index, so faiss is loaded. */
 export function rebuildIndexSync(state: BufferState): void {
-  state.index = state.index!.empty(vectorIndexConfig(state.indexSettings));
+  replaceIndex(state, state.index!.empty(vectorIndexConfig(state.indexSettings)));
   fillIndex(state);
+}
+
+/**
+ * Sets the buffer's index and frees the one it replaces at once: a graph's memory is outside
+ * V8's heap, so waiting for V8 to finalize it let a capped buffer's RSS climb with every
+ * compaction.
+ */
+export function replaceIndex(state: BufferState, next: FaissVectorIndex | undefined): void {
+  const previous = state.index;
+  state.index = next;
+  if (previous !== next) previous?.dispose();
 }
 
 /** Adds every stored row vector to the (empty) index. */

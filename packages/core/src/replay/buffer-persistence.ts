@@ -9,7 +9,7 @@ import { rm } from 'node:fs/promises';
 import { JsonlWriter, replaceJsonl } from '../mdp/jsonl.js';
 import type { Transition } from '../mdp/schemas.js';
 import { appendAfter, writeManifestFile } from './buffer-files.js';
-import { embedRows, rebuildIndex } from './buffer-index.js';
+import { embedRows, rebuildIndex, replaceIndex } from './buffer-index.js';
 import { type BufferState, recordsFile, statePath } from './buffer-state.js';
 import { compactContents } from './compaction.js';
 import { tuneIfStale } from './recall-upkeep.js';
@@ -91,7 +91,7 @@ export async function compactBuffer(state: BufferState, reembed: boolean): Promi
   });
   state.contents = compacted.contents;
   state.evictCursor = 0;
-  state.index = undefined;
+  replaceIndex(state, undefined);
   if (reembed) await embedRows(state, 0, state.contents.rows.size, false);
   if (state.contents.vectors.size > 0) {
     await rebuildIndex(state);

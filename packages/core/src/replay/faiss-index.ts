@@ -42,6 +42,8 @@ interface ExtendedIndex {
   ): { distances: Float32Array; labels: Float64Array };
   setParameter(name: string, value: number): void;
   getParameter(name: string): number | undefined;
+  /** Added in binding version 4. */
+  dispose?(): void;
 }
 
 /**
@@ -296,6 +298,14 @@ export class FaissVectorIndex {
     } finally {
       set(1);
     }
+  }
+
+  /**
+   * Frees the index's native memory now (with the set-up's additions; otherwise when V8
+   * finalizes it). Nothing may use the index after.
+   */
+  dispose(): void {
+    this.extended?.dispose?.();
   }
 
   /** Writes the index to `file` atomically (a temporary file renamed over it). */
