@@ -6,6 +6,9 @@ import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
+/** `value` rounded to `digits` decimals (3 unless given). */
+export const round = (value: number, digits = 3) => Math.round(value * 10 ** digits) / 10 ** digits;
+
 /** Resident set size of a process, in MiB, from /proc. */
 export function rssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -91,9 +94,6 @@ export async function profileShares(directory: string): Promise<Record<string, n
     });
   }
   return Object.fromEntries(
-    Object.entries(totals).map(([part, micros]) => [
-      part,
-      Math.round((micros / Math.max(1, sampled)) * 1000) / 1000,
-    ]),
+    Object.entries(totals).map(([part, micros]) => [part, round(micros / Math.max(1, sampled))]),
   );
 }

@@ -32,13 +32,14 @@
  * server runs from the CLI's sources (node with tsx's loader) against the built core, server and ALFWorld
  * packages, with OMP_NUM_THREADS=1. Writes benchmarks/results/server.json.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SeededRandom } from '@dreamgym/core';
 import WebSocket from 'ws';
-import { cpuSeconds, machineJiffies, profileShares, rssMiB } from './server-measurement.js';
+import { sourcesAt } from './baseline-core.js';
+import { cpuSeconds, machineJiffies, profileShares, round, rssMiB } from './server-measurement.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string): string => {
@@ -75,22 +76,10 @@ for (const variant of VARIANTS) {
     throw new Error('--variants before needs --before-ref REF (the commit to run the CLI from).');
 }
 const repository = resolve(import.meta.dirname, '..');
-const beforeCli = BEFORE_REF ? await cliSourcesAt(BEFORE_REF) : undefined;
+const beforeCli = BEFORE_REF
+  ? (await sourcesAt(BEFORE_REF, 'packages/cli', '--before-ref')).directory
+  : undefined;
 
-/** The CLI's sources at `ref`, taken from git beside this checkout's node_modules. */
-async function cliSourcesAt(ref: string): Promise<string> {
-  if (!/^[\w./-]+$/.test(ref)) throw new Error(`--before-ref: not a git revision: ${ref}`);
-  const directory = await mkdtemp(join(tmpdir(), 'dreamgym-before-cli-'));
-  execFileSync(
-    'sh',
-    ['-c', 'git archive "$1" packages/cli | tar -x -C "$2"', 'sh', ref, directory],
-    {
-      cwd: repository,
-    },
-  );
-  await symlink(join(repository, 'node_modules'), join(directory, 'node_modules'));
-  return directory;
-}
 const dataDirectory = join(
   process.env.DREAMGYM_DATA_DIR ?? resolve(repository, '../shared/data'),
   'alfworld',
@@ -280,8 +269,6 @@ interface ServerStatus {
 async function serverStatus(url: string): Promise<ServerStatus> {
   return (await (await fetch(`${url}/dreamgym/status`)).json()) as ServerStatus;
 }
-
-const round = (value: number, digits = 3) => Math.round(value * 10 ** digits) / 10 ** digits;
 
 async function run(plan: RunPlan) {
   const runDirectory = await mkdtemp(join(tmpdir(), 'dreamgym-server-bench-'));
