@@ -73,6 +73,14 @@ export function decimal(
   return number;
 }
 
+/** `--target-recall`: a recall@8 in (0, 1], or undefined when absent. */
+export function recallTarget(value: string | boolean | string[] | undefined): number | undefined {
+  const target = decimal(value, '--target-recall');
+  if (target !== undefined && !(target > 0 && target <= 1))
+    fail(`--target-recall must be in (0, 1], got ${target}.`, '--target-recall');
+  return target;
+}
+
 /** `12.5% [95% CI 8.1-18.0%] on 40 real episodes`. */
 export function percent(metrics: EvaluationMetrics): string {
   const [low, high] = metrics.successInterval95;

@@ -13,6 +13,7 @@ import {
   type FlagValues,
   fail,
   integer,
+  recallTarget,
 } from './command-arguments.js';
 import { type DomainSetupOptions, DomainSetupOptionsSchema } from './domain-setup.js';
 import { LLM_POLICY_PACKAGE, type RunPolicySettings } from './run-policy.js';
@@ -103,14 +104,6 @@ export function loopConfigFromFlags(
     if (values[name] === true) setField(config, path, false);
   }
   return config;
-}
-
-/** `--target-recall`: a recall@8 in (0, 1], or undefined when absent. */
-function recallTarget(text: string | undefined): number | undefined {
-  const target = decimal(text, '--target-recall');
-  if (target !== undefined && !(target > 0 && target <= 1))
-    fail(`--target-recall must be in (0, 1], got ${target}.`, '--target-recall');
-  return target;
 }
 
 /** The set-up fields the flags give (`--offline-limit`, `--eval-split` ...); absent flags give none. */

@@ -26,11 +26,11 @@ import type {
 import {
   type Command,
   type CommandIo,
-  decimal,
   defaultDataDirectory,
   fail,
   integer,
   parseFlags,
+  recallTarget,
 } from '../command-arguments.js';
 import { loadDomainAdapter } from '../domains.js';
 import { ProgressReporter } from '../progress.js';
@@ -120,9 +120,7 @@ function indexOptions(values: Record<string, unknown>, transitions: number): Rep
     fail(`--index must be auto, flat or hnsw, got "${type}".`, '--index');
   const m = integer(values.m as string | undefined, '--m');
   const efSearch = integer(values['ef-search'] as string | undefined, '--ef-search');
-  const target = decimal(values['target-recall'] as string | undefined, '--target-recall');
-  if (target !== undefined && !(target > 0 && target <= 1))
-    fail(`--target-recall must be in (0, 1], got ${target}.`, '--target-recall');
+  const target = recallTarget(values['target-recall'] as string | undefined);
   if (type === 'flat' || (type === 'auto' && transitions <= 20_000 && m === undefined))
     return { type: 'flat' };
   return {

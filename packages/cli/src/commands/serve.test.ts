@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { runCli } from '../cli.js';
 import { captureIo, dataRoot } from '../cli.test-support.js';
@@ -173,7 +173,9 @@ describe('dreamgym serve', () => {
     expect(played).toBeLessThanOrEqual(12);
     // Prometheus text: the steps served, their latency histogram, sessions, memory, the buffer.
     const metrics = await (await fetch(`${first.url}/metrics`)).text();
-    const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1]);
+    const metricIn = (text: string, name: string) =>
+      Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
+    const value = (name: string) => metricIn(metrics, name);
     expect(value('dreamgym_steps_total')).toBe(played);
     expect(value('dreamgym_step_duration_seconds_count')).toBe(played);
     expect(metrics).toMatch(/^dreamgym_step_duration_seconds_bucket\{le="\+Inf"\} \d+$/m);
@@ -182,13 +184,13 @@ describe('dreamgym serve', () => {
     expect(value('dreamgym_replay_buffer_transitions')).toBeGreaterThan(0);
     expect(value('dreamgym_process_resident_memory_bytes')).toBeGreaterThan(10_000_000);
     // A session counts until the server has handled the client's close frame: wait for it.
-    let sessions = value('dreamgym_websocket_sessions');
-    for (let tries = 0; sessions !== 0 && tries < 100; tries += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      const again = await (await fetch(`${first.url}/metrics`)).text();
-      sessions = Number(/^dreamgym_websocket_sessions (\S+)$/m.exec(again)?.[1]);
-    }
-    expect(sessions).toBe(0);
+    await vi.waitFor(
+      async () => {
+        const now = await (await fetch(`${first.url}/metrics`)).text();
+        expect(metricIn(now, 'dreamgym_websocket_sessions')).toBe(0);
+      },
+      { timeout: 10_000, interval: 100 },
+    );
     expect(await stop(first.child)).toBe(0);
     expect(first.output()).toMatch(/stopped; resume with --resume/);
     expect(first.output()).toMatch(/"event":"run.closed"/);
