@@ -15,15 +15,19 @@
  *     [--selection generate|score] [--prompt compact|full] [--top-layers 4] [--lora-rank 16] \
  *     [--learning-rate 1e-4] [--device cpu|cuda] [--threads 2] [--modes greedy] [--seed 1] \
  *     [--conditions base,bc,dreamgym,dreamgym-s2r] [--model local|PATH.gguf] \
- *     [--bc-adapter DIR]
+ *     [--bc-adapter DIR] [--work-dir DIR]
  * `--top-layers all` puts LoRA on every block. `--bc-adapter DIR` takes behaviour cloning from a
  * run of `python -m dreamgym_trainer.behaviour_cloning` (DIR holds its `adapter/` and
  * `metrics.json`; on a GPU: benchmarks/gpu/llm-bc.sh) instead of cloning here; its LoRA shape
  * must be the one given (`--lora-rank`, `--top-layers`).
  * Writes benchmarks/results/alfworld-llm.json after every condition.
+ * `--work-dir DIR` keeps the run's state in DIR instead of a temporary folder, so a run that
+ * stops (a crash, Ctrl-C, the end of a session) continues where it was when started again
+ * with the same arguments: each DreamGym loop resumes from its last checkpoint, and each
+ * evaluation from its journal of finished episodes (`DIR/evaluations/*.jsonl`).
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -31,13 +35,13 @@ import { reportEpisodes, setUpDomain } from '@dreamgym/cli';
 import {
   type DreamGymConfigInput,
   DreamGymLoop,
-  type EvaluationMetrics,
   evaluatePolicy,
   HashingEmbedder,
   ReplayBuffer,
   SeededRandom,
   type Task,
   trajectoryToTransitions,
+  wilsonInterval95,
 } from '@dreamgym/core';
 import { EnvironmentPool } from '@dreamgym/core/rollout';
 import { cloneBehaviour } from '@dreamgym/core/training';
@@ -70,6 +74,7 @@ const { values } = parseArgs({
     model: { type: 'string', default: 'local' },
     'context-size': { type: 'string', default: '2048' },
     servers: { type: 'string', default: '1' },
+    'work-dir': { type: 'string' },
   },
 });
 
@@ -98,7 +103,12 @@ const log = (message: string) =>
 const started = performance.now();
 const loadAtStart = loadavg();
 
-const scratch = await mkdtemp(join(tmpdir(), 'dreamgym-alfworld-llm-'));
+const workDirectory = values['work-dir'] ? resolve(values['work-dir']) : undefined;
+const scratch = workDirectory ?? (await mkdtemp(join(tmpdir(), 'dreamgym-alfworld-llm-')));
+if (workDirectory) {
+  await mkdir(workDirectory, { recursive: true });
+  log(`work folder ${workDirectory}: a stopped run continues from it when started again`);
+}
 const setup = await setUpDomain(
   { domain: 'alfworld', data, evalTasks: number('seen'), index: 'flat' },
   log,
@@ -164,21 +174,99 @@ async function freshBuffer(): Promise<ReplayBuffer> {
   return buffer;
 }
 
-async function evaluate(split: Split, mode: 'greedy' | 'sampled'): Promise<EvaluationMetrics> {
-  const { metrics } = await evaluatePolicy({
-    policy,
-    environmentFactory: () => realPool.lease(),
-    environment: 'real',
-    tasks: evaluationSets[split],
-    maxSteps,
-    greedy: mode === 'greedy',
-    concurrency: servers,
-    random: new SeededRandom(seed + 1000),
-    candidateActions: (observation, history) =>
-      setup.adapter.candidateActions(observation, history),
-    onEpisode: reportEpisodes(`${split} (${mode})`),
-  });
-  return metrics;
+/** One finished evaluation episode, as the journal keeps it. */
+interface JournalEntry {
+  task: string;
+  success: boolean;
+  steps: number;
+  /** The policy's decisions (and the unparsable and invalid among them) since the entry before. */
+  decisions: number;
+  unparsable: number;
+  invalid: number;
+}
+
+interface SplitOutcome {
+  successRate: number;
+  interval: [number, number];
+  episodes: number;
+  meanSteps: number;
+  decisions: number;
+  unparsable: number;
+  invalid: number;
+}
+
+/**
+ * Plays the split's games, each once, skipping those the journal already holds (a run stopped
+ * mid-evaluation), and reports them all: the journal's and this call's.
+ */
+async function evaluate(
+  condition: string,
+  split: Split,
+  mode: 'greedy' | 'sampled',
+): Promise<SplitOutcome> {
+  const journal = join(scratch, 'evaluations', `${condition}-${split}-${mode}.jsonl`);
+  await mkdir(join(scratch, 'evaluations'), { recursive: true });
+  const entries: JournalEntry[] = existsSync(journal)
+    ? (await readFile(journal, 'utf8'))
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .map((line) => JSON.parse(line) as JournalEntry)
+    : [];
+  const finished = new Set(entries.map((entry) => entry.task));
+  const remaining = evaluationSets[split].filter((task) => !finished.has(task.id));
+  if (entries.length > 0) {
+    log(
+      `${condition} ${split}: ${entries.length} games from the journal, ${remaining.length} to play`,
+    );
+  }
+  if (remaining.length > 0) {
+    let counted = policy.stats();
+    const report = reportEpisodes(`${condition} ${split} (${mode})`);
+    let journalWrite = Promise.resolve();
+    await evaluatePolicy({
+      policy,
+      environmentFactory: () => realPool.lease(),
+      environment: 'real',
+      tasks: remaining,
+      maxSteps,
+      greedy: mode === 'greedy',
+      concurrency: servers,
+      random: new SeededRandom(seed + 1000),
+      candidateActions: (observation, history) =>
+        setup.adapter.candidateActions(observation, history),
+      onEpisode: (rollout, progress) => {
+        const now = policy.stats();
+        const entry: JournalEntry = {
+          task: rollout.task.id,
+          success: rollout.success,
+          steps: rollout.steps.length,
+          decisions: now.decisions - counted.decisions,
+          unparsable: now.unparsable - counted.unparsable,
+          invalid: now.invalid - counted.invalid,
+        };
+        counted = now;
+        entries.push(entry);
+        journalWrite = journalWrite.then(() => appendFile(journal, `${JSON.stringify(entry)}\n`));
+        report(rollout, {
+          done: progress.done + finished.size,
+          total: progress.total + finished.size,
+        });
+      },
+    });
+    await journalWrite;
+  }
+  const successes = entries.filter((entry) => entry.success).length;
+  const sum = (key: 'steps' | 'decisions' | 'unparsable' | 'invalid') =>
+    entries.reduce((total, entry) => total + entry[key], 0);
+  return {
+    successRate: entries.length === 0 ? 0 : successes / entries.length,
+    interval: wilsonInterval95(successes, entries.length),
+    episodes: entries.length,
+    meanSteps: entries.length === 0 ? 0 : sum('steps') / entries.length,
+    decisions: sum('decisions'),
+    unparsable: sum('unparsable'),
+    invalid: sum('invalid'),
+  };
 }
 
 interface ConditionResult {
@@ -308,31 +396,21 @@ async function measure(
   extra: Pick<ConditionResult, 'trainingSeconds' | 'realTransitions' | 'syntheticTransitions'>,
 ) {
   for (const mode of modes) {
-    const before = policy.stats();
-    const entry = { condition, mode } as ConditionResult;
+    const entry = { condition, mode, decisions: 0, unparsable: 0, invalid: 0 } as ConditionResult;
     for (const split of splits) {
       log(
         `${condition}: evaluating on ${split} (${evaluationSets[split].length} tasks, ${mode})...`,
       );
-      const metrics = await evaluate(split, mode);
-      entry[split] = {
-        successRate: metrics.successRate,
-        interval: metrics.successInterval95,
-        episodes: metrics.episodes,
-        meanSteps: metrics.meanSteps,
-      };
+      const { decisions, unparsable, invalid, ...outcome } = await evaluate(condition, split, mode);
+      entry[split] = outcome;
+      entry.decisions += decisions;
+      entry.unparsable += unparsable;
+      entry.invalid += invalid;
       log(
-        `${condition} ${split} ${mode}: ${(100 * metrics.successRate).toFixed(1)}% [${(100 * metrics.successInterval95[0]).toFixed(1)}, ${(100 * metrics.successInterval95[1]).toFixed(1)}] of ${metrics.episodes}`,
+        `${condition} ${split} ${mode}: ${(100 * outcome.successRate).toFixed(1)}% [${(100 * outcome.interval[0]).toFixed(1)}, ${(100 * outcome.interval[1]).toFixed(1)}] of ${outcome.episodes}`,
       );
     }
-    const after = policy.stats();
-    results.push({
-      ...entry,
-      ...extra,
-      decisions: after.decisions - before.decisions,
-      unparsable: after.unparsable - before.unparsable,
-      invalid: after.invalid - before.invalid,
-    });
+    results.push({ ...entry, ...extra });
     await writeResults();
   }
 }
@@ -340,7 +418,8 @@ async function measure(
 const baseState = join(scratch, 'base-state');
 const bcState = join(scratch, 'bc-state');
 try {
-  await policy.saveState(baseState);
+  // A resumed run keeps the states it saved: they are the same model and adapter.
+  if (!existsSync(baseState)) await policy.saveState(baseState);
   if (conditions.includes('base')) {
     await measure('base', { trainingSeconds: 0, realTransitions: 0, syntheticTransitions: 0 });
   }
@@ -394,7 +473,9 @@ try {
       `bc: best epoch ${cloning.bestEpoch}, held-out NLL ${cloning.initialHeldOutNegativeLogLikelihood.toFixed(3)} -> ${cloning.bestHeldOutNegativeLogLikelihood.toFixed(3)} (${bcSeconds.toFixed(0)} s)`,
     );
   }
-  if (conditions.some((condition) => condition !== 'base')) await policy.saveState(bcState);
+  if (conditions.some((condition) => condition !== 'base') && !existsSync(bcState)) {
+    await policy.saveState(bcState);
+  }
   if (conditions.includes('bc')) {
     await measure('bc', {
       trainingSeconds: bcSeconds,
@@ -423,7 +504,7 @@ try {
           ),
       },
       runDirectory,
-    }).run();
+    }).run({ resume: workDirectory !== undefined });
     details[condition] = { iterations: result.metrics };
     await measure(condition, {
       trainingSeconds: bcSeconds + (performance.now() - loopStarted) / 1000,
@@ -438,5 +519,5 @@ try {
 } finally {
   await policy.close();
   await realPool.closeAll();
-  await rm(scratch, { recursive: true, force: true });
+  if (!workDirectory) await rm(scratch, { recursive: true, force: true });
 }
