@@ -31,6 +31,7 @@ import {
   syntheticEnvironmentFromConfig,
   type Task,
   type TaskGenerator,
+  type Transition,
   trajectoryToTransitions,
 } from '@dreamgym/core';
 import { TaskPool, type TaskRolloutGroup } from '@dreamgym/core/curriculum';
@@ -41,10 +42,9 @@ import {
   writeFileAtomic,
 } from '@dreamgym/core/internal';
 import { CheckpointStore } from '@dreamgym/core/training';
-import { z } from 'zod';
 import { CachingRetriever } from './caching-retriever.js';
 import { type Logger, silentLogger } from './logger.js';
-import { openLogs } from './run-folder.js';
+import { type Counters, CountersSchema, DrawStateSchema, openLogs } from './run-folder.js';
 import { SerialQueue } from './serial-queue.js';
 import {
   type EpisodeLogLine,
@@ -53,6 +53,7 @@ import {
   type ServeConfigInput,
 } from './serve-config.js';
 import type { ExtraMetric } from './server-metrics.js';
+import type { SharedBuffer } from './shared-buffer.js';
 import { type EpisodeRecord, findTask, type TaskRequest, type TaskSource } from './task-source.js';
 import { type AppliedBatch, WriteBackQueue } from './write-back-queue.js';
 
@@ -77,33 +78,14 @@ export interface DreamGymServiceOptions {
   /** Continue the run in `runDirectory` from its last checkpoint. */
   resume?: boolean;
   logger?: Logger;
+  /**
+   * Share write-backs with other replicas of the run (on other machines, behind one load
+   * balancer) through one LanceDB table, opened by the caller (`SharedBuffer.open`; the
+   * service closes it): each replica appends the batches it writes back and adds the ones
+   * the others appended to its own buffer, before serving and then as they come.
+   */
+  sharedBuffer?: SharedBuffer;
 }
-
-const CountersSchema = z.object({
-  iteration: z.number().int().nonnegative(),
-  episodesStarted: z.number().int().nonnegative(),
-  episodesFinished: z.number().int().nonnegative(),
-  episodesAbandoned: z.number().int().nonnegative(),
-  successes: z.number().int().nonnegative(),
-  truncated: z.number().int().nonnegative(),
-  steps: z.number().int().nonnegative(),
-  transitionsWritten: z.number().int().nonnegative(),
-  /** Lines of `experience.jsonl` and `episodes.jsonl` this checkpoint covers. */
-  experienceLines: z.number().int().nonnegative(),
-  episodeLines: z.number().int().nonnegative(),
-  /** Finished episodes of the iteration in progress. */
-  iterationEpisodes: z.number().int().nonnegative(),
-  random: z.tuple([z.number(), z.number(), z.number(), z.number()]),
-  configHash: z.string(),
-});
-type Counters = z.infer<typeof CountersSchema>;
-
-const DrawStateSchema = z.object({
-  /** Task ids still to serve from the current batch. */
-  queue: z.array(z.string()),
-  /** Outcomes (1 success, 0 not) per task in the iteration in progress. */
-  groups: z.array(z.object({ taskId: z.string(), rewards: z.array(z.number()) })),
-});
 
 /** The curriculum, replay buffer and run folder of a served DreamGym run. */
 export class DreamGymService implements TaskSource {
@@ -123,6 +105,7 @@ export class DreamGymService implements TaskSource {
   private lastCheckpoint: string | undefined;
   private lastError: string | undefined;
   private closed = false;
+  private shared: SharedBuffer | undefined;
 
   private constructor(
     options: DreamGymServiceOptions,
@@ -157,8 +140,8 @@ export class DreamGymService implements TaskSource {
         },
         applied: (batch) => {
           this.counters.transitionsWritten += batch.length;
-          this.retriever.invalidate();
-          for (const listener of this.batchListeners) listener(batch);
+          this.shared?.push(batch);
+          this.bufferChanged(batch);
         },
       },
     );
@@ -279,7 +262,34 @@ export class DreamGymService implements TaskSource {
       );
       await service.checkpoint();
     }
+    const shared = options.sharedBuffer;
+    if (shared) {
+      service.shared = shared;
+      // Catches up with every batch in the table before the first session (a replica that
+      // restarts takes what the others wrote meanwhile, and what it wrote after its checkpoint).
+      await shared
+        .start((transitions) => service.applyShared(transitions))
+        .catch(async (error) => {
+          await Promise.all([service.files.experience.close(), service.files.episodes.close()]);
+          throw error;
+        });
+    }
     return service;
+  }
+
+  /** Adds transitions other replicas wrote back to the buffer: the write-back path, without the log. */
+  private applyShared(transitions: readonly Transition[]): Promise<void> {
+    if (transitions.length === 0) return Promise.resolve();
+    return this.writes.run(async () => {
+      await this.options.replayBuffer.add(transitions);
+      this.bufferChanged(transitions);
+    });
+  }
+
+  /** After the buffer took a batch: stale retrieval answers go, copies of the buffer follow. */
+  private bufferChanged(batch: AppliedBatch): void {
+    this.retriever.invalidate();
+    for (const listener of this.batchListeners) listener(batch);
   }
 
   /** A fresh environment for one session: synthetic (experience model + buffer) or real. */
@@ -378,7 +388,12 @@ export class DreamGymService implements TaskSource {
           source: this.mode,
           success: episode.success,
         },
-        { trajectoryId: `serve:${this.mode}:${number}` },
+        {
+          // Shared with other replicas: their episode numbers are their own, the writer tells them apart.
+          trajectoryId: this.shared
+            ? `serve:${this.shared.writer}:${this.mode}:${number}`
+            : `serve:${this.mode}:${number}`,
+        },
       ).map((transition) => ({ ...transition, policyVersion: iteration }));
       this.writeBack.push(iteration, transitions);
     }
@@ -520,6 +535,7 @@ export class DreamGymService implements TaskSource {
         writeBack: this.writeBack.stats(),
         retrieval: this.retriever.stats(),
       },
+      ...(this.shared ? { sharedBuffer: this.shared.stats() } : {}),
       lastCheckpoint: this.lastCheckpoint ?? null,
       ...(this.lastError ? { lastError: this.lastError } : {}),
     };
@@ -559,6 +575,7 @@ export class DreamGymService implements TaskSource {
         help: 'Tasks in the curriculum pool.',
         value: this.curriculum.pool.size,
       },
+      ...(this.shared?.metrics() ?? []),
     ];
   }
 
@@ -568,6 +585,8 @@ export class DreamGymService implements TaskSource {
     this.closed = true;
     clearTimeout(this.flushTimer);
     await this.checkpoint();
+    // After the checkpoint's write-back: its batch is appended too.
+    await this.shared?.close();
     await this.files.experience.close();
     await this.files.episodes.close();
     this.logger.log('info', 'run.closed', {

@@ -72,6 +72,13 @@ export {
   serveDreamGym,
 } from './serve-dreamgym.js';
 export {
+  SharedBuffer,
+  type SharedBufferOptions,
+  SharedBufferOptionsSchema,
+  type SharedBufferStats,
+} from './shared-buffer.js';
+export type { LanceDbModule } from './shared-buffer-table.js';
+export {
   type EpisodeRecord,
   StaticTaskSource,
   type TaskRequest,

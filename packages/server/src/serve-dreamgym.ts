@@ -7,10 +7,12 @@ import { ConfigError } from '@dreamgym/core';
 import { DreamGymService, type DreamGymServiceOptions } from './dreamgym-service.js';
 import { EnvironmentServer, type EnvironmentServerSettings } from './environment-server.js';
 import { type Logger, silentLogger } from './logger.js';
+import { SharedBuffer, type SharedBufferOptions } from './shared-buffer.js';
+import type { LanceDbModule } from './shared-buffer-table.js';
 import { WorkerPool } from './worker-pool.js';
 
 /** Options of {@link serveDreamGym}: the run's (see `DreamGymServiceOptions`) and the server's. */
-export interface ServeDreamGymOptions extends DreamGymServiceOptions {
+export interface ServeDreamGymOptions extends Omit<DreamGymServiceOptions, 'sharedBuffer'> {
   /** Host, port, session cap, timeouts, payload limit. */
   server?: EnvironmentServerSettings;
   /** Version reported by `/metadata` and `/openapi.json`. */
@@ -35,6 +37,18 @@ export interface ServeDreamGymOptions extends DreamGymServiceOptions {
     /** Restarts of one worker allowed per minute (default 5). */
     maxRestartsPerMinute?: number;
   };
+  /**
+   * Replicas of this run on other machines (behind any load balancer) share one replay
+   * buffer's write-backs through a LanceDB table at `uri`: each appends the batches it writes
+   * back and takes the others' into its own buffer, at start (catching up) and every
+   * `pollMilliseconds`. Needs the optional peer `@lancedb/lancedb`.
+   */
+  sharedBuffer?: SharedBufferOptions & {
+    /** The `@lancedb/lancedb` module, when you load it yourself (default: imported). */
+    lancedb?: LanceDbModule;
+    /** How the setting is named in error messages (default `sharedBuffer.uri`). */
+    flag?: string;
+  };
 }
 
 /** A running served DreamGym environment. */
@@ -53,7 +67,25 @@ export interface ServedDreamGym {
 /** Opens (or resumes) the run, then serves it. */
 export async function serveDreamGym(options: ServeDreamGymOptions): Promise<ServedDreamGym> {
   const logger = options.logger ?? silentLogger;
-  const service = await DreamGymService.open({ ...options, logger });
+  const { sharedBuffer: sharing, ...serviceOptions } = options;
+  // Opened before the run: a URI LanceDB cannot open, or a foreign table, stops here.
+  let sharedBuffer: SharedBuffer | undefined;
+  if (sharing) {
+    const { lancedb, flag, ...settings } = sharing;
+    sharedBuffer = await SharedBuffer.open(settings, {
+      logger,
+      ...(lancedb ? { lancedb } : {}),
+      ...(flag ? { flag } : {}),
+    });
+  }
+  const service = await DreamGymService.open({
+    ...serviceOptions,
+    logger,
+    ...(sharedBuffer ? { sharedBuffer } : {}),
+  }).catch(async (error: unknown) => {
+    await sharedBuffer?.close();
+    throw error;
+  });
   const domain = options.adapter.name;
   let workers: WorkerPool | undefined;
   if (options.workers) {

@@ -1,0 +1,251 @@
+/**
+ * Replicas of one served run sharing their write-backs through a LanceDB table: two replica
+ * processes on 127.0.0.1 over one folder, episodes on each, a replica killed and resumed;
+ * then the errors (LanceDB missing, a URI it cannot open, a foreign table). Real LanceDB
+ * (installed by scripts/setup.d/60-lancedb.sh), nothing mocked.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError } from '@dreamgym/core';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { corridorDomain, playEpisode, TestClient } from '../src/corridor-run.test-support.js';
+import { silentLogger } from '../src/logger.js';
+import { serveDreamGym } from '../src/serve-dreamgym.js';
+import { SharedBuffer, type SharedBufferStats } from '../src/shared-buffer.js';
+import { LANCEDB_FOLDER, testLanceDb } from './shared-buffer-replica.test-support.js';
+
+const replicaScript = join(import.meta.dirname, 'shared-buffer-replica.test-support.ts');
+
+let directory: string;
+beforeAll(async () => {
+  if (!existsSync(join(LANCEDB_FOLDER, 'node_modules/@lancedb/lancedb'))) {
+    throw new Error(
+      `${LANCEDB_FOLDER}/node_modules has no @lancedb/lancedb: run \`bash scripts/setup.sh lancedb\`.`,
+    );
+  }
+  directory = await mkdtemp(join(tmpdir(), 'dreamgym-shared-buffer-'));
+});
+afterAll(async () => {
+  await rm(directory, { recursive: true, force: true });
+});
+
+interface Status {
+  buffer: { size: number; written: number };
+  episodes: { finished: number };
+  sharedBuffer: SharedBufferStats;
+}
+
+class Replica {
+  private constructor(
+    readonly child: ChildProcess,
+    readonly url: string,
+  ) {}
+
+  static start(settings: Record<string, unknown>): Promise<Replica> {
+    const child = spawn(process.execPath, ['--import', 'tsx', replicaScript], {
+      env: { ...process.env, DREAMGYM_REPLICA: JSON.stringify(settings) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stderr!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    return new Promise((resolve, reject) => {
+      child.stdout!.on('data', (chunk: Buffer) => {
+        const line = /\{"url":"[^"]+"\}/.exec(chunk.toString());
+        if (line) resolve(new Replica(child, (JSON.parse(line[0]) as { url: string }).url));
+      });
+      child.once('exit', (code) => reject(new Error(`replica exited (${code}): ${output}`)));
+    });
+  }
+
+  async status(): Promise<Status> {
+    return (await (await fetch(`${this.url}/dreamgym/status`)).json()) as Status;
+  }
+
+  async metrics(): Promise<string> {
+    return (await fetch(`${this.url}/metrics`)).text();
+  }
+
+  async play(episodes: number, seed: number): Promise<void> {
+    const client = await TestClient.connect(this.url);
+    const { SeededRandom } = await import('@dreamgym/core');
+    const random = new SeededRandom(seed);
+    for (let index = 0; index < episodes; index += 1) {
+      await playEpisode(client, { noise: 0.5, random });
+    }
+    await client.close();
+  }
+
+  /** Stops it: gracefully (SIGTERM: checkpoint, last appends) or as a crash (SIGKILL). */
+  stop(signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {
+    if (this.child.exitCode !== null) return Promise.resolve();
+    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    this.child.kill(signal);
+    return exited;
+  }
+}
+
+describe('replicas sharing one buffer through LanceDB', () => {
+  it('each takes the write-backs of the other, none lost or twice, and a killed one catches up', async () => {
+    const uri = join(directory, 'shared');
+    const settings = (name: string) => ({
+      uri,
+      runDirectory: join(directory, `run-${name}`),
+      replicaId: name,
+      pollMilliseconds: 100,
+    });
+    const [a, b] = await Promise.all([Replica.start(settings('a')), Replica.start(settings('b'))]);
+    let replicaB = b;
+    try {
+      const offline = (await a.status()).buffer.size;
+      await Promise.all([a.play(3, 1), replicaB.play(2, 2)]);
+      // Both buffers end up holding the same transitions: offline, A's and B's write-backs.
+      await vi.waitFor(
+        async () => {
+          const [sa, sb] = await Promise.all([a.status(), replicaB.status()]);
+          expect(sa.sharedBuffer.pushPending + sb.sharedBuffer.pushPending).toBe(0);
+          expect(sb.sharedBuffer.pulled.transitions).toBe(sa.buffer.written);
+          expect(sa.sharedBuffer.pulled.transitions).toBe(sb.buffer.written);
+          expect(sa.buffer.size).toBe(sb.buffer.size);
+        },
+        { timeout: 15_000, interval: 100 },
+      );
+      const [sa, sb] = await Promise.all([a.status(), replicaB.status()]);
+      expect(sa.episodes.finished).toBe(3);
+      expect(sb.episodes.finished).toBe(2);
+      expect(sa.sharedBuffer.pushed).toEqual({ batches: 3, transitions: sa.buffer.written });
+      expect(sb.sharedBuffer.pulled.batches).toBe(3);
+      expect(sa.sharedBuffer.pulled.batches).toBe(2);
+      expect(sa.buffer.size).toBeGreaterThan(offline);
+      expect(await a.metrics()).toMatch(
+        new RegExp(`dreamgym_shared_buffer_transitions_pulled_total ${sb.buffer.written}\\b`),
+      );
+
+      // B crashes after its write-backs reached the table, past its last checkpoint: its log
+      // loses them on resume, the table does not. A plays on while B is down.
+      await replicaB.stop('SIGKILL');
+      await a.play(2, 3);
+      await vi.waitFor(async () => expect((await a.status()).sharedBuffer.pushed.batches).toBe(5), {
+        timeout: 10_000,
+      });
+      replicaB = await Replica.start({ ...settings('b'), resume: true });
+      const caughtUp = await replicaB.status();
+      const sizeA = (await a.status()).buffer.size;
+      expect(caughtUp.buffer.size).toBe(sizeA);
+      // Everything in the table: A's five batches and the two of B's earlier run.
+      expect(caughtUp.sharedBuffer.pulled).toMatchObject({ batches: 7, writers: 2 });
+      expect(caughtUp.sharedBuffer.writer).toMatch(/^b\./);
+      expect(caughtUp.sharedBuffer.writer).not.toBe(sb.sharedBuffer.writer);
+
+      // The resumed B writes again, and A takes that (its new writer id is new to A).
+      await replicaB.play(1, 4);
+      await vi.waitFor(
+        async () => {
+          const [sa2, sb2] = await Promise.all([a.status(), replicaB.status()]);
+          expect(sa2.sharedBuffer.pulled.batches).toBe(3);
+          expect(sa2.buffer.size).toBe(sb2.buffer.size);
+        },
+        { timeout: 10_000, interval: 100 },
+      );
+
+      // The table: one row per batch, each writer's sequence 1, 2, 3 ... with no gap or repeat.
+      await Promise.all([a.stop('SIGTERM'), replicaB.stop('SIGTERM')]);
+      const lancedb = await testLanceDb();
+      const connection = await lancedb.connect(uri);
+      const table = await connection.openTable('dreamgym_write_backs');
+      const rows = await table.query().toArray();
+      const byWriter = new Map<string, number[]>();
+      for (const row of rows) {
+        const list = byWriter.get(String(row.writer)) ?? [];
+        list.push(Number(row.sequence));
+        byWriter.set(String(row.writer), list);
+      }
+      expect([...byWriter.values()].map((each) => each.length).sort()).toEqual([1, 2, 5]);
+      for (const sequences of byWriter.values()) {
+        expect(sequences.sort((x, y) => x - y)).toEqual(sequences.map((_, index) => index + 1));
+      }
+      const ids = rows.flatMap((row) =>
+        (JSON.parse(String(row.transitions)) as { id: string }[]).map((each) => each.id),
+      );
+      expect(new Set(ids).size).toBe(ids.length);
+      table.close();
+      connection.close();
+    } finally {
+      await Promise.all([a.stop('SIGKILL'), replicaB.stop('SIGKILL')]);
+    }
+  }, 60_000);
+});
+
+describe('shared buffer errors', () => {
+  it('says how to install LanceDB when it is missing', async () => {
+    const error = await SharedBuffer.open(
+      { uri: join(directory, 'x') },
+      { logger: silentLogger, cwd: directory, flag: '--shared-buffer' },
+    ).catch((caught: unknown) => caught);
+    expect(ConfigError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toMatch(
+      /--shared-buffer .*\/x needs the @lancedb\/lancedb package .*npm install @lancedb\/lancedb/,
+    );
+  });
+
+  it('finds LanceDB in the working directory project', async () => {
+    const shared = await SharedBuffer.open(
+      { uri: join(directory, 'found') },
+      { logger: silentLogger, cwd: LANCEDB_FOLDER },
+    );
+    expect(shared.stats()).toMatchObject({ table: 'dreamgym_write_backs', pushPending: 0 });
+    await shared.close();
+  });
+
+  it('names the URI LanceDB cannot open, and the run folder is not created', async () => {
+    const domain = await corridorDomain({ episodes: 4 });
+    const runDirectory = join(directory, 'run-bad-uri');
+    const error = await serveDreamGym({
+      ...domain,
+      runDirectory,
+      server: { port: 0 },
+      sharedBuffer: {
+        uri: 'ftp://nowhere/buffer',
+        lancedb: await testLanceDb(),
+        flag: '--shared-buffer',
+      },
+    }).catch((caught: unknown) => caught);
+    expect(ConfigError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toMatch(
+      /--shared-buffer ftp:\/\/nowhere\/buffer \(table dreamgym_write_backs\): LanceDB cannot open it: .*ftp/,
+    );
+    expect(existsSync(runDirectory)).toBe(false);
+  });
+
+  it('refuses a table of another schema, naming its columns', async () => {
+    const lancedb = await testLanceDb();
+    const uri = join(directory, 'foreign');
+    const connection = await lancedb.connect(uri);
+    const created = await connection.createEmptyTable(
+      'dreamgym_write_backs',
+      lancedb.makeArrowTable([{ writer: '', payload: '' }]).schema,
+      { mode: 'create', existOk: true },
+    );
+    created.close();
+    connection.close();
+    const error = await SharedBuffer.open({ uri }, { logger: silentLogger, lancedb }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(ConfigError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toMatch(
+      /sharedBuffer\.uri .*foreign \(table dreamgym_write_backs\) is not a DreamGym shared-buffer table: its columns are \{writer: Utf8, payload: Utf8\}/,
+    );
+  });
+
+  it('checks its options', async () => {
+    const error = await SharedBuffer.open(
+      { uri: join(directory, 'y'), pollMilliseconds: 0 },
+      { logger: silentLogger, lancedb: await testLanceDb() },
+    ).catch((caught: unknown) => caught);
+    expect((error as ConfigError).field).toBe('sharedBuffer.pollMilliseconds');
+  });
+});
