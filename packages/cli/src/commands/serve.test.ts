@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { runCli } from '../cli.js';
@@ -85,6 +86,14 @@ describe('dreamgym serve flags', () => {
       ['serve', '--domain', 'alfworld', '--write-back-batch', '0'],
       /--write-back-batch must be >= 1/,
     ],
+    [
+      ['serve', '--domain', 'alfworld', '--shared-buffer', 'x', '--shared-poll-ms', '0'],
+      /--shared-poll-ms must be >= 1/,
+    ],
+    [
+      ['serve', '--domain', 'alfworld', '--replica-id', 'a'],
+      /--replica-id is for a shared buffer: add --shared-buffer URI/,
+    ],
   ])('refuses %j', async (args, message) => {
     const io = capture();
     io.env = { DREAMGYM_DATA_DIR: dataRoot() };
@@ -93,15 +102,20 @@ describe('dreamgym serve flags', () => {
   });
 });
 
-/** Starts `dreamgym serve` from the sources; resolves with its URL once it listens. */
+/**
+ * Starts `dreamgym serve` from the sources; resolves with its URL once it listens. `cwd`: the
+ * project it runs in (the repository by default).
+ */
 function startServe(
   args: string[],
+  cwd = repository,
 ): Promise<{ child: ChildProcess; url: string; output: () => string }> {
   // One process (node with tsx's loader), so that SIGTERM reaches the server itself.
+  const tsx = pathToFileURL(join(repository, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', join(repository, 'packages', 'cli', 'src', 'bin.ts'), 'serve', ...args],
-    { cwd: repository, stdio: ['ignore', 'pipe', 'pipe'] },
+    ['--import', tsx, join(repository, 'packages', 'cli', 'src', 'bin.ts'), 'serve', ...args],
+    { cwd, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';
   let err = '';
@@ -251,6 +265,59 @@ describe('dreamgym serve', () => {
     expect(await stop(served.child)).toBe(0);
     // The workers leave with the serving process.
     for (const { pid } of status.workers.workers) expect(() => process.kill(pid, 0)).toThrow();
+  }, 180_000);
+
+  it('serves two replicas sharing one buffer (--shared-buffer): an episode on each reaches the other', async () => {
+    // LanceDB as a project installs it: the replicas run in the folder the tests' copy is in.
+    const project = join(repository, 'packages', 'server', 'test', 'lancedb');
+    const replica = (name: string) =>
+      startServe(
+        [
+          '--domain',
+          'alfworld',
+          '--data',
+          join(dataRoot(), 'alfworld'),
+          '--port',
+          '0',
+          '--run-dir',
+          join(directory, `replica-${name}`),
+          '--offline-limit',
+          '200',
+          '--train-tasks',
+          '8',
+          '--max-steps',
+          '5',
+          '--write-back-ms',
+          '0',
+          '--shared-buffer',
+          join(directory, 'shared-buffer'),
+          '--shared-poll-ms',
+          '100',
+          '--replica-id',
+          name,
+        ],
+        project,
+      );
+    const [a, b] = await Promise.all([replica('a'), replica('b')]);
+    const [playedOnA, playedOnB] = await Promise.all([playEpisode(a.url), playEpisode(b.url)]);
+    type Status = { buffer: { size: number }; sharedBuffer: { pulled: { transitions: number } } };
+    const status = async (url: string) =>
+      (await (await fetch(`${url}/dreamgym/status`)).json()) as Status;
+    await vi.waitFor(
+      async () => {
+        const [onA, onB] = await Promise.all([status(a.url), status(b.url)]);
+        expect(onB.sharedBuffer.pulled.transitions).toBe(playedOnA);
+        expect(onA.sharedBuffer.pulled.transitions).toBe(playedOnB);
+        expect(onA.buffer.size).toBe(onB.buffer.size);
+      },
+      { timeout: 20_000, interval: 100 },
+    );
+    const metrics = await (await fetch(`${b.url}/metrics`)).text();
+    expect(metrics).toMatch(
+      new RegExp(`^dreamgym_shared_buffer_transitions_pulled_total ${playedOnA}$`, 'm'),
+    );
+    expect(await stop(a.child)).toBe(0);
+    expect(await stop(b.child)).toBe(0);
   }, 180_000);
 
   it('serves the reasoning LLM in process (--experience llm --model local): SmolLM2 predicts each step', async () => {

@@ -103,7 +103,17 @@ Server:
   --session-timeout SECONDS  close sessions idle this long (default 300; 0: never)
   --max-payload BYTES        largest accepted message (default 1048576)
   --shutdown-grace SECONDS   wait this long for steps in flight at shutdown (default 10)
-  --log-level LEVEL          debug, info (default), warn or error; JSON lines on stderr`;
+  --log-level LEVEL          debug, info (default), warn or error; JSON lines on stderr
+
+Replicas on several machines (behind any load balancer), one replay buffer:
+  --shared-buffer URI        share write-backs with the other replicas of this run through a
+                             LanceDB table at URI (a folder, or s3://..., gs://..., az://...):
+                             each replica appends the batches it writes back and adds the
+                             others' to its own buffer, catching up at start; each keeps its
+                             own curriculum. Needs npm install @lancedb/lancedb apache-arrow@18.1.0
+  --shared-buffer-table NAME the table (default dreamgym_write_backs)
+  --shared-poll-ms MS        look for the others' write-backs every MS milliseconds (default 500)
+  --replica-id NAME          this replica's name in the table (default the host name)`;
 
 const SERVE_OPTIONS: FlagSpecs = {
   domain: { type: 'string' },
@@ -153,6 +163,10 @@ const SERVE_OPTIONS: FlagSpecs = {
   'max-payload': { type: 'string' },
   'shutdown-grace': { type: 'string' },
   'log-level': { type: 'string' },
+  'shared-buffer': { type: 'string' },
+  'shared-buffer-table': { type: 'string' },
+  'shared-poll-ms': { type: 'string' },
+  'replica-id': { type: 'string' },
 };
 
 /** The part of `@dreamgym/server` this command uses (the package is loaded at run time). */
@@ -171,6 +185,7 @@ interface ServerPackage {
     version?: string;
     logger: unknown;
     workers?: { count: number; replicaModule: string; replicaOptions: unknown };
+    sharedBuffer?: Record<string, unknown>;
   }): Promise<{ url: string; close(): Promise<void> }>;
   createJsonLogger(options: { write: (line: string) => void; level: string }): unknown;
 }
@@ -192,14 +207,21 @@ type Settings = {
   config: Record<string, unknown>;
   setup: DomainSetupOptions;
   server: Record<string, unknown>;
+  /** `--shared-buffer` and its companions (or a file's `sharedBuffer`), when given. */
+  sharedBuffer: Record<string, unknown> | undefined;
 };
 
 function serveSettings(values: FlagValues, file: Record<string, unknown>, io: CommandIo): Settings {
   const {
     setup: fileSetup = {},
     server: fileServer = {},
+    sharedBuffer: fileShared,
     ...fileConfig
-  } = file as { setup?: Record<string, unknown>; server?: Record<string, unknown> };
+  } = file as {
+    setup?: Record<string, unknown>;
+    server?: Record<string, unknown>;
+    sharedBuffer?: Record<string, unknown>;
+  };
   const config = loopConfigFromFlags(values, fileConfig);
   const batchTransitions = integer(values['write-back-batch'], '--write-back-batch');
   const batchMilliseconds = integer(values['write-back-ms'], '--write-back-ms');
@@ -245,7 +267,42 @@ function serveSettings(values: FlagValues, file: Record<string, unknown>, io: Co
       SERVE_USAGE,
     ),
     server,
+    sharedBuffer: sharedBufferSettings(values, fileShared, io),
   };
+}
+
+/** `--shared-buffer URI` and its companions over a settings file's `sharedBuffer`. */
+function sharedBufferSettings(
+  values: FlagValues,
+  file: Record<string, unknown> | undefined,
+  io: CommandIo,
+): Record<string, unknown> | undefined {
+  const pollMilliseconds = integer(values['shared-poll-ms'], '--shared-poll-ms');
+  if (pollMilliseconds !== undefined && pollMilliseconds < 1)
+    fail(`--shared-poll-ms must be >= 1, got ${pollMilliseconds}.`, '--shared-poll-ms');
+  const given = Object.fromEntries(
+    Object.entries({
+      uri: values['shared-buffer'],
+      table: values['shared-buffer-table'],
+      pollMilliseconds,
+      replicaId: values['replica-id'],
+    }).filter(([, value]) => value !== undefined),
+  );
+  const settings = { ...file, ...given };
+  if (Object.keys(settings).length === 0) return undefined;
+  if (typeof settings.uri !== 'string') {
+    const flag = ['shared-buffer-table', 'shared-poll-ms', 'replica-id'].find(
+      (name) => values[name] !== undefined,
+    );
+    if (flag) fail(`--${flag} is for a shared buffer: add --shared-buffer URI.`, `--${flag}`);
+    fail(
+      'The settings file\'s sharedBuffer has no uri: add "uri" or --shared-buffer URI.',
+      '--config',
+    );
+  }
+  // A folder is the working directory's; a URI (s3://, gs://, memory://...) is LanceDB's.
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(settings.uri)) settings.uri = resolve(io.cwd, settings.uri);
+  return settings;
 }
 
 /** An experience model built for the server, and what frees it at shutdown. */
@@ -373,7 +430,7 @@ async function serve(args: string[], io: CommandIo): Promise<number> {
   } else if (values.config) {
     fileSettings = await readJsonFile(resolve(io.cwd, values.config as string), '--config');
   }
-  const { config, setup, server } = serveSettings(values, fileSettings, io);
+  const { config, setup, server, sharedBuffer } = serveSettings(values, fileSettings, io);
   const chooseModel = values.real ? undefined : experienceModelChoice(values, io);
   const serverPackage = await loadServerPackage();
   const logger = serverPackage.createJsonLogger({
@@ -399,13 +456,17 @@ async function serve(args: string[], io: CommandIo): Promise<number> {
     resume: values.resume === true,
     server,
     logger,
+    ...(sharedBuffer ? { sharedBuffer: { ...sharedBuffer, flag: '--shared-buffer' } } : {}),
     ...(workers > 1
       ? {
           workers: { count: workers, replicaModule: replicaModuleUrl(), replicaOptions: { setup } },
         }
       : {}),
   });
-  await writeFile(setupFile, `${JSON.stringify({ ...config, setup, server }, null, 2)}\n`);
+  await writeFile(
+    setupFile,
+    `${JSON.stringify({ ...config, setup, server, ...(sharedBuffer ? { sharedBuffer } : {}) }, null, 2)}\n`,
+  );
   io.stdout.write(
     `dreamgym serve: ${setup.domain} (${values.real ? 'real' : `synthetic, ${model!.id}`}) listening on ${served.url} (WebSocket ${served.url.replace(/^http/, 'ws')}/ws); run folder ${runDirectory}\n`,
   );
