@@ -45,6 +45,7 @@ interface LanceTable {
     where(filter: string): { toArray(): Promise<Record<string, unknown>[]> };
     toArray(): Promise<Record<string, unknown>[]>;
   };
+  optimize(options: { cleanupOlderThan: Date }): Promise<unknown>;
   close(): void;
 }
 
@@ -163,6 +164,15 @@ export class SharedBufferTable {
   /** Appends batches (one commit). */
   async append(rows: readonly SharedBatchRow[]): Promise<void> {
     await this.table.add(rows.map((row) => ({ ...row })));
+  }
+
+  /**
+   * Merges the table's fragments (each append adds one, and a read visits them all) and
+   * removes versions older than `keepMilliseconds`: readers check the newest out every poll,
+   * so none still reads one that old.
+   */
+  async compact(keepMilliseconds: number): Promise<void> {
+    await this.table.optimize({ cleanupOlderThan: new Date(Date.now() - keepMilliseconds) });
   }
 
   /** The newest version of the table (it changes with every commit, any replica's). */

@@ -17,6 +17,12 @@ import { serveDreamGym } from '../src/serve-dreamgym.js';
 import { SharedBuffer, type SharedBufferStats } from '../src/shared-buffer.js';
 import { LANCEDB_FOLDER, testLanceDb } from './shared-buffer-replica.test-support.js';
 
+/** Distinct transitions of corridor play (the offline ones of the test domain). */
+async function corridorTransitions() {
+  const domain = await corridorDomain({ episodes: 6 });
+  return { transitions: [...domain.replayBuffer.transitions()] };
+}
+
 const replicaScript = join(import.meta.dirname, 'shared-buffer-replica.test-support.ts');
 
 let directory: string;
@@ -178,6 +184,44 @@ describe('replicas sharing one buffer through LanceDB', () => {
       await Promise.all([a.stop('SIGKILL'), replicaB.stop('SIGKILL')]);
     }
   }, 60_000);
+});
+
+describe('SharedBuffer', () => {
+  it('hands each batch of another writer over once, in order, across compactions', async () => {
+    const lancedb = await testLanceDb();
+    const uri = join(directory, 'compacted');
+    const open = (replicaId: string) =>
+      SharedBuffer.open(
+        { uri, replicaId, pollMilliseconds: 20, compactEvery: 2 },
+        { logger: silentLogger, lancedb },
+      );
+    const [x, y] = [await open('x'), await open('y')];
+    const { transitions } = await corridorTransitions();
+    const batches = [0, 1, 2, 3, 4, 5, 6].map((index) =>
+      transitions.slice(index * 2, index * 2 + 2),
+    );
+    for (const batch of batches.slice(0, 5)) x.push(batch);
+    await vi.waitFor(() => expect(x.stats().pushed.batches).toBe(5));
+    const received: string[] = [];
+    await y.start(async (pulled) => {
+      received.push(...pulled.map((each) => each.id));
+    });
+    expect(received).toEqual(
+      batches
+        .slice(0, 5)
+        .flat()
+        .map((each) => each.id),
+    );
+    for (const batch of batches.slice(5)) x.push(batch);
+    await vi.waitFor(() => expect(received).toHaveLength(14), { timeout: 5000 });
+    expect(received).toEqual(batches.flat().map((each) => each.id));
+    expect(x.stats().compactions.done).toBeGreaterThanOrEqual(2);
+    expect(y.stats()).toMatchObject({
+      pulled: { batches: 7, transitions: 14, writers: 1 },
+      errors: 0,
+    });
+    await Promise.all([x.close(), y.close()]);
+  });
 });
 
 describe('shared buffer errors', () => {
