@@ -10,6 +10,7 @@ import { type Logger, silentLogger } from './logger.js';
 import { SharedBuffer, type SharedBufferOptions } from './shared-buffer.js';
 import type { LanceDbModule } from './shared-buffer-table.js';
 import { WorkerPool } from './worker-pool.js';
+import type { AppliedBatch } from './write-back-queue.js';
 
 /** Options of {@link serveDreamGym}: the run's (see `DreamGymServiceOptions`) and the server's. */
 export interface ServeDreamGymOptions extends Omit<DreamGymServiceOptions, 'sharedBuffer'> {
@@ -99,20 +100,30 @@ export async function serveDreamGym(options: ServeDreamGymOptions): Promise<Serv
       );
     }
     const { retrieval, history, maxSteps, invalidActionPenalty, retrievalCache } = service.config;
+    // The workers take what the buffer holds when they are spawned (synchronously, in
+    // start()); batches it takes after that (other replicas', with a shared buffer) wait
+    // until the pool is up, then are published: none is missed, none sent twice.
+    const waiting: AppliedBatch[] = [];
+    let ready: WorkerPool | undefined;
+    const starting = WorkerPool.start({
+      ...options.workers,
+      environment: { retrieval, history, maxSteps, invalidActionPenalty, retrievalCache },
+      writtenBack: () =>
+        [...options.replayBuffer.transitions()].filter((each) => each.source !== 'offline'),
+      logger,
+    });
+    const unsubscribe = service.onWriteBack((batch) =>
+      ready ? ready.publish(batch) : waiting.push(batch),
+    );
     try {
-      workers = await WorkerPool.start({
-        ...options.workers,
-        environment: { retrieval, history, maxSteps, invalidActionPenalty, retrievalCache },
-        writtenBack: () =>
-          [...options.replayBuffer.transitions()].filter((each) => each.source !== 'offline'),
-        logger,
-      });
+      workers = await starting;
     } catch (error) {
+      unsubscribe();
       await service.close();
       throw error;
     }
-    const pool = workers;
-    service.onWriteBack((batch) => pool.publish(batch));
+    ready = workers;
+    for (const batch of waiting.splice(0)) workers.publish(batch);
   }
   const pool = workers;
   const server = new EnvironmentServer({

@@ -193,7 +193,11 @@ export class WorkerPool {
 
   private constructor(private readonly options: WorkerPoolOptions) {}
 
-  /** Starts `count` workers and waits until each has built its replica. */
+  /**
+   * Starts `count` workers and waits until each has built its replica. Every worker is
+   * spawned, and reads `writtenBack()`, before this first awaits (`serveDreamGym` relies on
+   * it to publish each later batch exactly once).
+   */
   static async start(options: WorkerPoolOptions): Promise<WorkerPool> {
     if (!Number.isInteger(options.count) || options.count < 1) {
       throw new ConfigError(`workers must be a positive integer, got ${options.count}.`, {

@@ -224,6 +224,60 @@ describe('SharedBuffer', () => {
   });
 });
 
+describe('a shared buffer with workers', () => {
+  it("hands the other replicas' batches to every worker's replica", async () => {
+    const lancedb = await testLanceDb();
+    const uri = join(directory, 'with-workers');
+    const domain = await corridorDomain();
+    const offline = domain.replayBuffer.size;
+    const other = await SharedBuffer.open(
+      { uri, replicaId: 'o' },
+      { logger: silentLogger, lancedb },
+    );
+    // New transitions (another state each), as another replica would write back.
+    const { transitions } = await corridorTransitions();
+    const novel = transitions.slice(0, 6).map((each, index) => ({
+      ...each,
+      id: `other:${index}`,
+      source: 'synthetic' as const,
+      state: { ...each.state, text: `${each.state.text} (elsewhere ${index})` },
+    }));
+    // One batch before this replica starts (its catch-up), two after (its polls).
+    other.push(novel.slice(0, 2));
+    await vi.waitFor(() => expect(other.stats().pushed.batches).toBe(1));
+    const served = await serveDreamGym({
+      ...domain,
+      runDirectory: join(directory, 'run-with-workers'),
+      server: { port: 0 },
+      workers: {
+        count: 1,
+        replicaModule: new URL('../src/corridor-replica.test-support.ts', import.meta.url).href,
+      },
+      sharedBuffer: { uri, replicaId: 'w', pollMilliseconds: 20, lancedb },
+    });
+    try {
+      await expect(served.service.status()).resolves.toMatchObject({
+        buffer: { size: offline + 2 },
+      });
+      for (const batch of [novel.slice(2, 4), novel.slice(4)]) other.push(batch);
+      await vi.waitFor(
+        async () => {
+          const status = (await (await fetch(`${served.url}/dreamgym/status`)).json()) as {
+            buffer: { size: number };
+            workers: { workers: { bufferSize: number }[] };
+          };
+          expect(status.buffer.size).toBe(offline + 6);
+          expect(status.workers.workers[0]!.bufferSize).toBe(offline + 6);
+        },
+        { timeout: 15_000, interval: 100 },
+      );
+    } finally {
+      await other.close();
+      await served.close();
+    }
+  });
+});
+
 describe('shared buffer errors', () => {
   it('says how to install LanceDB when it is missing', async () => {
     const error = await SharedBuffer.open(
