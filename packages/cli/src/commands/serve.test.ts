@@ -91,6 +91,10 @@ describe('dreamgym serve flags', () => {
       /--shared-poll-ms must be >= 1/,
     ],
     [
+      ['serve', '--domain', 'alfworld', '--shared-buffer', 'x', '--replica-id', "a'b"],
+      /--replica-id takes letters, digits/,
+    ],
+    [
       ['serve', '--domain', 'alfworld', '--replica-id', 'a'],
       /--replica-id is for a shared buffer: add --shared-buffer URI/,
     ],

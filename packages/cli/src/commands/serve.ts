@@ -280,6 +280,15 @@ function sharedBufferSettings(
   const pollMilliseconds = integer(values['shared-poll-ms'], '--shared-poll-ms');
   if (pollMilliseconds !== undefined && pollMilliseconds < 1)
     fail(`--shared-poll-ms must be >= 1, got ${pollMilliseconds}.`, '--shared-poll-ms');
+  for (const flag of ['shared-buffer-table', 'replica-id']) {
+    const name = values[flag] as string | undefined;
+    // Names go into the table's rows and filters: the alphabet @dreamgym/server accepts.
+    if (name !== undefined && !/^[A-Za-z0-9_.-]{1,128}$/.test(name))
+      fail(
+        `--${flag} takes letters, digits, '_', '.' and '-' (at most 128), got "${name}".`,
+        `--${flag}`,
+      );
+  }
   const given = Object.fromEntries(
     Object.entries({
       uri: values['shared-buffer'],
