@@ -194,17 +194,26 @@ export class SharedBufferTable {
       ),
     ].join(' OR ');
     const rows = await this.table.query().where(filter).toArray();
-    return rows
-      .map((row) => ({
-        writer: String(row.writer),
-        sequence: Number(row.sequence),
-        count: Number(row.count),
-        writtenAt: Number(row.writtenAt),
-        transitions: String(row.transitions),
-      }))
-      .sort((a, b) =>
-        a.writer === b.writer ? a.sequence - b.sequence : a.writer < b.writer ? -1 : 1,
-      );
+    return (
+      rows
+        .map((row) => ({
+          writer: String(row.writer),
+          sequence: Number(row.sequence),
+          count: Number(row.count),
+          writtenAt: Number(row.writtenAt),
+          transitions: String(row.transitions),
+        }))
+        .sort((a, b) =>
+          a.writer === b.writer ? a.sequence - b.sequence : a.writer < b.writer ? -1 : 1,
+        )
+        // An append that failed after it had committed was appended again: the same batch twice.
+        .filter(
+          (row, index, sorted) =>
+            index === 0 ||
+            row.writer !== sorted[index - 1]!.writer ||
+            row.sequence !== sorted[index - 1]!.sequence,
+        )
+    );
   }
 
   close(): void {

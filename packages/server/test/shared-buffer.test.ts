@@ -224,6 +224,43 @@ describe('SharedBuffer', () => {
   });
 });
 
+describe('SharedBuffer, a batch appended twice', () => {
+  it('takes it once (an append that failed after committing is appended again)', async () => {
+    const lancedb = await testLanceDb();
+    const uri = join(directory, 'appended-twice');
+    const writer = await SharedBuffer.open(
+      { uri, replicaId: 'x' },
+      { logger: silentLogger, lancedb },
+    );
+    await writer.close();
+    const { transitions } = await corridorTransitions();
+    const row = {
+      writer: 'x.1.1',
+      sequence: 1,
+      count: 2,
+      writtenAt: Date.now(),
+      transitions: JSON.stringify(transitions.slice(0, 2)),
+    };
+    const connection = await lancedb.connect(uri);
+    const table = await connection.openTable('dreamgym_write_backs');
+    await table.add([row]);
+    await table.add([row, { ...row, sequence: 2 }]);
+    table.close();
+    connection.close();
+    const reader = await SharedBuffer.open(
+      { uri, replicaId: 'y' },
+      { logger: silentLogger, lancedb },
+    );
+    const received: string[] = [];
+    await reader.start(async (pulled) => {
+      received.push(...pulled.map((each) => each.id));
+    });
+    await reader.close();
+    expect(received).toHaveLength(4);
+    expect(reader.stats().pulled).toEqual({ batches: 2, transitions: 4, writers: 1 });
+  });
+});
+
 describe('a shared buffer with workers', () => {
   it("hands the other replicas' batches to every worker's replica", async () => {
     const lancedb = await testLanceDb();
