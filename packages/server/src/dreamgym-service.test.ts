@@ -157,6 +157,51 @@ describe('DreamGymService over OpenEnv', () => {
     }
   });
 
+  it('holds back the answer that ends an episode while 128 finished episodes wait in the write queue, and loses none', async () => {
+    const directory = await runDirectory();
+    // Every episode is written back at once (a batch of one), and the buffer takes nothing
+    // until the gate opens: the write queue stops at the first episode and the rest pile up.
+    const { served, domain } = await serve({
+      runDirectory: directory,
+      config: {
+        seed: 5,
+        tasksPerIteration: 1_000,
+        rolloutsPerTask: 1,
+        maxSteps: 12,
+        writeBackBatch: { transitions: 1, milliseconds: 600_000 },
+      },
+    });
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const add = domain.replayBuffer.add.bind(domain.replayBuffer);
+    vi.spyOn(domain.replayBuffer, 'add').mockImplementation(async (transitions) => {
+      await gate;
+      return add(transitions);
+    });
+    const client = await TestClient.connect(served.url);
+    let answered = 0;
+    const playing = (async () => {
+      for (let episode = 0; episode < 140; episode += 1) {
+        await playEpisode(client);
+        answered += 1;
+      }
+    })();
+    cleanup.push(async () => open());
+    // 128 episodes are answered (the first, held in its write, and 127 queued behind it); the
+    // 129th's last step waits for the queue.
+    await vi.waitFor(() => expect(answered).toBe(128), { timeout: 20_000, interval: 20 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(answered).toBe(128);
+    open();
+    await playing;
+    const figures = await status(served);
+    expect(figures.episodes.finished).toBe(140);
+    expect(figures.buffer.written).toBeGreaterThan(140);
+    client.close();
+  });
+
   it('plays a pinned task_id and a seeded draw, and refuses an unknown task', async () => {
     const { served } = await serve({ runDirectory: await runDirectory() });
     const client = await TestClient.connect(served.url);

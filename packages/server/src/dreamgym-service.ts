@@ -44,7 +44,13 @@ import {
 import { CheckpointStore } from '@dreamgym/core/training';
 import { CachingRetriever } from './caching-retriever.js';
 import { type Logger, silentLogger } from './logger.js';
-import { type Counters, CountersSchema, DrawStateSchema, openLogs } from './run-folder.js';
+import {
+  type Counters,
+  CountersSchema,
+  DrawStateSchema,
+  newCounters,
+  openLogs,
+} from './run-folder.js';
 import { SerialQueue } from './serial-queue.js';
 import {
   type EpisodeLogLine,
@@ -86,6 +92,12 @@ export interface DreamGymServiceOptions {
    */
   sharedBuffer?: SharedBuffer;
 }
+
+/**
+ * Writes (finished episodes) the write queue holds before the step that finishes another waits
+ * for it. Unbounded, a loaded server fell ever behind (~2,000 episodes, +80 MiB in 100k steps).
+ */
+const MAX_EPISODES_WAITING = 128;
 
 /** The curriculum, replay buffer and run folder of a served DreamGym run. */
 export class DreamGymService implements TaskSource {
@@ -240,21 +252,7 @@ export class DreamGymService implements TaskSource {
           generator,
           config: config.curriculum,
         }),
-        {
-          iteration: 0,
-          episodesStarted: 0,
-          episodesFinished: 0,
-          episodesAbandoned: 0,
-          successes: 0,
-          truncated: 0,
-          steps: 0,
-          transitionsWritten: 0,
-          experienceLines: 0,
-          episodeLines: 0,
-          iterationEpisodes: 0,
-          random: random.getState(),
-          configHash,
-        },
+        newCounters(random.getState(), configHash),
         random,
         [],
         new Map(),
@@ -331,21 +329,25 @@ export class DreamGymService implements TaskSource {
     return task;
   }
 
-  episodeFinished(episode: EpisodeRecord): void {
-    if (this.closed) return;
+  episodeFinished(episode: EpisodeRecord): Promise<void> | undefined {
+    if (this.closed) return undefined;
     // All bookkeeping runs in the write queue, in finishing order, so that a checkpoint
-    // covers exactly the episodes whose lines and transitions it counts. An episode's lines
-    // and transitions wait for the next flush (a checkpoint flushes first): recording one
-    // awaits no I/O, so the queue keeps up with the steps however busy the event loop is.
-    this.queueWrite(() => this.recordEpisode(episode));
+    // covers exactly the episodes whose lines and transitions it counts (they wait for the
+    // next flush; a checkpoint flushes first). The step that ended the episode is answered at
+    // once, or, with the queue full, once the episode is recorded (backpressure).
+    const recorded = this.queueWrite(() => this.recordEpisode(episode));
+    return this.writes.pending > MAX_EPISODES_WAITING ? recorded : undefined;
   }
 
   /** Runs `task` in the write queue; a failure is logged and shown in the status. */
-  private queueWrite(task: () => Promise<unknown>): void {
-    void this.writes.run(task).catch((error: unknown) => {
-      this.lastError = error instanceof Error ? error.message : String(error);
-      this.logger.log('error', 'run.write_failed', { error });
-    });
+  private queueWrite(task: () => Promise<unknown>): Promise<void> {
+    return this.writes.run(task).then(
+      () => undefined,
+      (error: unknown) => {
+        this.lastError = error instanceof Error ? error.message : String(error);
+        this.logger.log('error', 'run.write_failed', { error });
+      },
+    );
   }
 
   episodeAbandoned(): void {
@@ -422,7 +424,7 @@ export class DreamGymService implements TaskSource {
     if (this.flushTimer) return;
     this.flushTimer = setTimeout(() => {
       this.flushTimer = undefined;
-      this.queueWrite(() => this.flushLogs());
+      void this.queueWrite(() => this.flushLogs());
     }, this.config.writeBackBatch.milliseconds);
     // A pending write-back does not keep the process alive: close() flushes it.
     this.flushTimer.unref();

@@ -30,6 +30,25 @@ export const CountersSchema = z.object({
 });
 export type Counters = z.infer<typeof CountersSchema>;
 
+/** The counters of a new run: nothing played yet. */
+export function newCounters(random: Counters['random'], configHash: string): Counters {
+  return {
+    iteration: 0,
+    episodesStarted: 0,
+    episodesFinished: 0,
+    episodesAbandoned: 0,
+    successes: 0,
+    truncated: 0,
+    steps: 0,
+    transitionsWritten: 0,
+    experienceLines: 0,
+    episodeLines: 0,
+    iterationEpisodes: 0,
+    random,
+    configHash,
+  };
+}
+
 /** The draw queue and the iteration's outcomes in a checkpoint. */
 export const DrawStateSchema = z.object({
   /** Task ids still to serve from the current batch. */
