@@ -6,6 +6,11 @@ predicted.
 
 With LoRA on the top layers only, the layers below never change, so their output for a given
 row of tokens is computed once and kept (the frozen trunk cache).
+
+A differentiable forward whose attention would keep more than `RECOMPUTE_ABOVE_BYTES` for the
+backward pass recomputes each decoder layer in the backward instead (activation
+checkpointing): attention memory grows with the square of a row's length, and a micro-batch
+of a few 30-step ALFWorld prompts took the CPU worker past 21 GB without it.
 """
 
 from __future__ import annotations
@@ -15,9 +20,25 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 import torch
+import torch.utils.checkpoint
 
 from .samples import Sample, SampleOutput
 from .trainer_options import TrainerOptions
+
+# Attention probabilities (rows x heads x width^2 x 4 bytes x layers) above which the layers
+# are recomputed in the backward pass; below it the forward keeps them, which is faster.
+RECOMPUTE_ABOVE_BYTES = 2 << 30
+
+
+class _Recomputed(torch.nn.Module):
+    """A decoder layer whose activations are recomputed in the backward pass, not kept."""
+
+    def __init__(self, layer: torch.nn.Module):
+        super().__init__()
+        self.layer = layer
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return torch.utils.checkpoint.checkpoint(self.layer, *args, use_reentrant=False, **kwargs)
 
 
 class PackedForward:
@@ -86,6 +107,22 @@ class PackedForward:
             yield inner
         finally:
             inner.layers, inner.norm = layers, norm
+
+    @contextmanager
+    def _recomputed(self, inner: Any, rows: int, width: int):
+        """Recomputes `inner`'s layers in the backward pass where keeping their attention
+        would take more than `RECOMPUTE_ABOVE_BYTES` (nothing changes otherwise)."""
+        layers = inner.layers
+        heads = self.causal_lm.config.num_attention_heads
+        kept = rows * heads * width * width * 4 * len(layers)
+        if not torch.is_grad_enabled() or kept <= RECOMPUTE_ABOVE_BYTES:
+            yield
+            return
+        inner.layers = torch.nn.ModuleList([_Recomputed(layer) for layer in layers])
+        try:
+            yield
+        finally:
+            inner.layers = layers
 
     def _trunks(self, layouts: list[tuple[list[int], torch.Tensor, torch.Tensor, Any]]) -> list[torch.Tensor]:
         """Hidden states entering the first trainable layer for each row: from the cache, the
@@ -171,18 +208,22 @@ class PackedForward:
             spans.append(sample_spans)
         mask = self._mask(allowed)
         if self.boundary == 0:
-            hidden = self.causal_lm.model(
-                input_ids=input_ids.to(self.device),
-                attention_mask=mask,
-                position_ids=position_ids.to(self.device),
-                use_cache=False,
-            ).last_hidden_state
+            with self._recomputed(self.causal_lm.model, len(samples), width):
+                hidden = self.causal_lm.model(
+                    input_ids=input_ids.to(self.device),
+                    attention_mask=mask,
+                    position_ids=position_ids.to(self.device),
+                    use_cache=False,
+                ).last_hidden_state
         else:
             trunks = self._trunks(layouts)
             embeds = torch.zeros((len(samples), width, trunks[0].shape[-1]), dtype=trunks[0].dtype, device=self.device)
             for row_index, trunk in enumerate(trunks):
                 embeds[row_index, : trunk.shape[0]] = trunk
-            with self._layers(self.boundary, None, final_norm=True) as inner:
+            with (
+                self._layers(self.boundary, None, final_norm=True) as inner,
+                self._recomputed(inner, len(samples), width),
+            ):
                 hidden = inner(
                     inputs_embeds=embeds,
                     attention_mask=mask,
