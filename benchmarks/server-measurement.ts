@@ -1,10 +1,12 @@
 /**
  * What `server.ts` reads of the server's processes: RSS and CPU time from /proc, the machine's
- * busy share, and where the CPU went by part from V8 CPU profiles (`--cpu-prof`).
+ * busy share, where the CPU went by part from V8 CPU profiles (`--cpu-prof`), and, through
+ * their inspectors (`--inspect`), full GCs and heap snapshots.
  */
 import { readFileSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import WebSocket from 'ws';
 
 /** `value` rounded to `digits` decimals (3 unless given). */
 export const round = (value: number, digits = 3) => Math.round(value * 10 ** digits) / 10 ** digits;
@@ -95,5 +97,70 @@ export async function profileShares(directory: string): Promise<Record<string, n
   }
   return Object.fromEntries(
     Object.entries(totals).map(([part, micros]) => [part, round(micros / Math.max(1, sampled))]),
+  );
+}
+
+/** The serving process' V8 heap in use, from its `/metrics` (NaN where it cannot be read). */
+export async function heapUsedMiB(url: string): Promise<number> {
+  try {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    return Number(/^dreamgym_process_heap_used_bytes (\S+)$/m.exec(text)?.[1]) / 2 ** 20;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/**
+ * A heap snapshot of the serving process (its inspector, the first to listen) written to
+ * `file`, for `--heap-snapshots DIR`: compare the start's and the end's in Chrome's DevTools
+ * (Memory, Comparison) to see what a growth is made of.
+ */
+export async function writeHeapSnapshot(inspector: string, file: string): Promise<void> {
+  const chunks: string[] = [];
+  await new Promise<void>((done, fail) => {
+    const socket = new WebSocket(inspector);
+    socket.once('open', () =>
+      socket.send(JSON.stringify({ id: 1, method: 'HeapProfiler.takeHeapSnapshot' })),
+    );
+    socket.on('message', (data) => {
+      const message = JSON.parse(String(data)) as {
+        id?: number;
+        method?: string;
+        params?: { chunk: string };
+      };
+      if (message.method === 'HeapProfiler.addHeapSnapshotChunk')
+        chunks.push(message.params!.chunk);
+      if (message.id !== 1) return;
+      socket.close();
+      done();
+    });
+    socket.once('error', fail);
+  });
+  await writeFile(file, chunks.join(''));
+  console.log(`  heap snapshot: ${file}`);
+}
+
+/**
+ * A full garbage collection in every process of the server (the inspector's
+ * `HeapProfiler.collectGarbage`), so that RSS read just after it is memory in use, not where
+ * V8's heap happens to be in its cycle (it grows to 2-3x its live size between major GCs).
+ */
+export async function collectGarbage(inspectors: readonly string[]): Promise<void> {
+  await Promise.all(
+    inspectors.map(
+      (address) =>
+        new Promise<void>((done, fail) => {
+          const socket = new WebSocket(address);
+          socket.once('open', () =>
+            socket.send(JSON.stringify({ id: 1, method: 'HeapProfiler.collectGarbage' })),
+          );
+          socket.on('message', (data) => {
+            if ((JSON.parse(String(data)) as { id?: number }).id !== 1) return;
+            socket.close();
+            done();
+          });
+          socket.once('error', fail);
+        }),
+    ),
   );
 }

@@ -7,6 +7,8 @@
  *
  * Measures, client side: steps/s, p50/p99 step latency (send to reply), protocol errors;
  * server side: RSS at the start (sessions connected, first episodes played) and at the end,
+ * each just after a full GC in every server process (through their inspectors), so that RSS
+ * growth is memory kept, not the phase of V8's collection cycle;
  * the CPU time of the server process (all its threads) per step, and, from the server's own
  * counters (`GET /dreamgym/status`), where a step's time goes: the environment step (of which
  * the replay-buffer search) and the write-backs; the rest is the protocol (WebSocket frames,
@@ -22,7 +24,7 @@
  *      (offline transitions + 1,000, reached before the measurement starts, so RSS should
  *      stay flat).
  * Or one matrix of your own: --variants baseline,batched --workers 1,2 --sessions 64,256
- * --buffer-cap N (0: unbounded) [--profile]. --steps 20000 measured steps per run. A change
+ * --buffer-cap N (0: unbounded) [--profile] [--heap-snapshots DIR]. --steps 20000 measured steps per run. A change
  * in the CLI side by side: --variants before,batched --before-ref REF. --out FILE writes the
  * results there instead.
  * 3. (default plan) the CPU split by part from V8 CPU profiles of all the server's processes:
@@ -33,13 +35,22 @@
  * packages, with OMP_NUM_THREADS=1. Writes benchmarks/results/server.json.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SeededRandom } from '@dreamgym/core';
 import WebSocket from 'ws';
 import { sourcesAt } from './baseline-core.js';
-import { cpuSeconds, machineJiffies, profileShares, round, rssMiB } from './server-measurement.js';
+import {
+  collectGarbage,
+  cpuSeconds,
+  heapUsedMiB,
+  machineJiffies,
+  profileShares,
+  round,
+  rssMiB,
+  writeHeapSnapshot,
+} from './server-measurement.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string): string => {
@@ -58,6 +69,9 @@ const BUFFER_CAP = Number(option('buffer-cap', '0'));
 const STEPS = Number(option('steps', '20000'));
 const WARMUP_STEPS = Number(option('warmup', String(Math.min(5000, Math.floor(STEPS / 10)))));
 const VARIANTS = list('variants', 'baseline,batched');
+/** Where to write heap snapshots of the serving process at the start and the end of each run. */
+const HEAP_SNAPSHOTS = option('heap-snapshots', '');
+if (HEAP_SNAPSHOTS) await mkdir(HEAP_SNAPSHOTS, { recursive: true });
 /** `--profile`: the custom matrix's runs write V8 CPU profiles, and their CPU is split by part. */
 const PROFILE = args.includes('--profile');
 const WORKER_COUNTS = list('workers', '1,2').map(Number);
@@ -104,8 +118,10 @@ async function startServer(runDirectory: string, plan: RunPlan, profiles: string
   const child: ChildProcess = spawn(
     process.execPath,
     [
-      // Worker processes inherit the options: each writes its own profile there too.
+      // Worker processes inherit the options: each writes its own profile there too, and
+      // opens its own inspector (a free port), through which memory is measured after a GC.
       ...(profiles ? ['--cpu-prof', '--cpu-prof-dir', profiles] : []),
+      '--inspect=127.0.0.1:0',
       '--import',
       'tsx',
       join(plan.variant === 'before' ? beforeCli! : repository, 'packages', 'cli', 'src', 'bin.ts'),
@@ -135,10 +151,15 @@ async function startServer(runDirectory: string, plan: RunPlan, profiles: string
     },
   );
   let stderr = '';
+  /** The inspectors of the serving process and its workers (their stderr is the server's). */
+  const inspectors: string[] = [];
   child.stderr!.on('data', (chunk) => {
     stderr += chunk;
-    for (const line of String(chunk).split('\n'))
+    for (const line of String(chunk).split('\n')) {
       if (line.startsWith('alfworld:')) console.log(`  ${line}`);
+      const inspector = /Debugger listening on (ws:\/\/\S+)/.exec(line);
+      if (inspector) inspectors.push(inspector[1]!);
+    }
   });
   const url = await new Promise<string>((resolveUrl, reject) => {
     let stdout = '';
@@ -151,7 +172,7 @@ async function startServer(runDirectory: string, plan: RunPlan, profiles: string
       reject(new Error(`dreamgym serve exited with ${code}\n${stderr}`)),
     );
   });
-  return { child, url, serverPid: child.pid!, stderr: () => stderr };
+  return { child, url, serverPid: child.pid!, stderr: () => stderr, inspectors };
 }
 
 interface Load {
@@ -300,8 +321,14 @@ async function run(plan: RunPlan) {
 
 async function measure(plan: RunPlan, server: Awaited<ReturnType<typeof startServer>>) {
   const sessionCount = plan.sessions;
+  const snapshotFile = (when: string) =>
+    join(
+      HEAP_SNAPSHOTS,
+      `${plan.variant}-${plan.workers}w-${sessionCount}s-${plan.bufferCap}-${when}.heapsnapshot`,
+    );
   {
     let rssStart = 0;
+    let heapStart = 0;
     let cpuStart = {
       server: 0,
       client: process.cpuUsage(),
@@ -314,29 +341,40 @@ async function measure(plan: RunPlan, server: Awaited<ReturnType<typeof startSer
       server.url,
       sessionCount,
       () => {
-        statusStart = serverStatus(server.url);
-        rssStart = rssMiB(server.serverPid);
+        // After a full GC: the memory in use when the measurement starts.
+        statusStart = collectGarbage(server.inspectors).then(async () => {
+          rssStart = rssMiB(server.serverPid);
+          heapStart = await heapUsedMiB(server.url);
+          if (HEAP_SNAPSHOTS) await writeHeapSnapshot(server.inspectors[0]!, snapshotFile('start'));
+          return serverStatus(server.url);
+        });
         cpuStart = {
           server: cpuSeconds(server.serverPid),
           client: process.cpuUsage(),
           machine: machineJiffies(),
           load: loadavg(),
         };
-        console.log(
-          `  warm (${WARMUP_STEPS} steps): serving process RSS ${rssStart.toFixed(0)} MiB; measuring ${STEPS} steps...`,
-        );
+        console.log(`  warm (${WARMUP_STEPS} steps): measuring ${STEPS} steps...`);
       },
       (steps) => {
         const elapsed = (performance.now() - progressStarted) / 1000;
-        console.log(
-          `  ${steps}/${STEPS} steps  (${elapsed.toFixed(0)} s)  server RSS ${rssMiB(server.serverPid).toFixed(0)} MiB`,
+        const rss = rssMiB(server.serverPid);
+        // The V8 heap beside RSS: which of the two a growth comes from.
+        void heapUsedMiB(server.url).then((heap) =>
+          console.log(
+            `  ${steps}/${STEPS} steps  (${elapsed.toFixed(0)} s)  server RSS ${rss.toFixed(0)} MiB, V8 heap ${heap.toFixed(0)} MiB`,
+          ),
         );
       },
     );
-    const serverRssEnd = rssMiB(server.serverPid);
     const machine = machineJiffies();
     const client = process.cpuUsage(cpuStart.client);
     const serverCpu = cpuSeconds(server.serverPid) - cpuStart.server;
+    const rssEndBeforeGc = rssMiB(server.serverPid);
+    await collectGarbage(server.inspectors);
+    const serverRssEnd = rssMiB(server.serverPid);
+    const heapEnd = await heapUsedMiB(server.url);
+    if (HEAP_SNAPSHOTS) await writeHeapSnapshot(server.inspectors[0]!, snapshotFile('end'));
     const clientCpu = (client.user + client.system) / 1e6;
     const machineBusy =
       (machine.busy - cpuStart.machine.busy) / (machine.total - cpuStart.machine.total);
@@ -395,6 +433,11 @@ async function measure(plan: RunPlan, server: Awaited<ReturnType<typeof startSer
       rssStartMiB: Math.round(rssStartAll),
       rssEndMiB: Math.round(rssEnd),
       rssGrowth: Math.round(((rssEnd - rssStartAll) / rssStartAll) * 1000) / 1000,
+      /** The serving process' RSS at the end before the GC: where V8's heap cycle had it. */
+      servingRssEndBeforeGcMiB: Math.round(rssEndBeforeGc),
+      /** The serving process' V8 heap in use after the GCs, at the start and at the end. */
+      servingHeapStartMiB: Math.round(heapStart),
+      servingHeapEndMiB: Math.round(heapEnd),
       errors:
         result.errors + Object.values(status.server.errors).reduce((sum, count) => sum + count, 0),
       coreMsPerStep,
