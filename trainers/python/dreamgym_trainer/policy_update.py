@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from .native_memory import release_freed_memory
 from .packed_forward import answer_logprobs
 from .policy_loss import LossConfig, k3_kl, token_loss
 from .samples import Sample, SampleOutput, check_schedule, parse_sample
@@ -79,8 +80,13 @@ def clipped_update(
                         totals["ratio"] += float(terms.ratio.sum())
                         totals["units"] += sample.units
                     if epoch_index == 0 and batch_index == 0 and mismatch is None:
-                        first_outputs.append((sample, output))
+                        # Detached: an output keeps its micro-batch's graph (and, through the
+                        # entropy the loss may not use, its vocabulary-wide log-probabilities)
+                        # alive; kept for the whole mini-batch they took the worker past 20 GB.
+                        first_outputs.append((sample, _detached(output)))
                 (micro_loss / normaliser).backward()
+                del outputs, micro_loss
+                release_freed_memory()
             if first_outputs:
                 mismatch = _mismatch([s for s, _ in first_outputs], [o for _, o in first_outputs])
             grad_norms.append(trainer.step(max_grad_norm))
@@ -167,6 +173,8 @@ def behaviour_cloning(
             total_nll += float(loss.detach())
             count += len(negatives)
             (loss / units).backward()
+            del negatives, loss
+            release_freed_memory()
         grad_norms.append(trainer.step(max_grad_norm))
     return {
         "negativeLogLikelihood": total_nll / max(1, count),
@@ -175,6 +183,11 @@ def behaviour_cloning(
         "seconds": time.perf_counter() - started,
         "steps": trainer.steps,
     }
+
+
+def _detached(output: SampleOutput) -> SampleOutput:
+    """What `_mismatch` reads of an output, without its graph."""
+    return SampleOutput(output.token_logprobs.detach(), None, output.logprob.detach(), None)
 
 
 def _mismatch(samples: list[Sample], outputs: list[SampleOutput]) -> dict[str, float]:
