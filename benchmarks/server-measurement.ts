@@ -3,6 +3,7 @@
  * busy share, where the CPU went by part from V8 CPU profiles (`--cpu-prof`), and, through
  * their inspectors (`--inspect`), full GCs and heap snapshots.
  */
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -163,4 +164,24 @@ export async function collectGarbage(inspectors: readonly string[]): Promise<voi
         }),
     ),
   );
+}
+
+/**
+ * The URL a `dreamgym serve` child process prints once it listens; rejects, with what the
+ * process wrote to stderr, if it exits first.
+ */
+export function listeningUrl(
+  child: ChildProcess,
+  name: string,
+  stderr: () => string,
+): Promise<string> {
+  return new Promise<string>((resolveUrl, reject) => {
+    let stdout = '';
+    child.stdout!.on('data', (chunk) => {
+      stdout += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(stdout);
+      if (match) resolveUrl(match[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}\n${stderr()}`)));
+  });
 }

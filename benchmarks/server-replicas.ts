@@ -23,6 +23,8 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { SeededRandom } from '@dreamgym/core';
 import WebSocket from 'ws';
+import type { SharedBufferStats } from '../packages/server/src/index.js';
+import { listeningUrl } from './server-measurement.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string): string => {
@@ -40,20 +42,11 @@ const dataDirectory = join(
   'alfworld',
 );
 
-interface SharedFigures {
-  writer: string;
-  pushed: { batches: number; transitions: number };
-  pushPending: number;
-  pulled: { batches: number; transitions: number; writers: number };
-  lagMilliseconds: { last: number; p50: number; p99: number; samples: number };
-  compactions: { done: number; failed: number };
-  errors: number;
-}
 interface Status {
   steps: number;
   episodes: { finished: number };
   buffer: { size: number; written: number };
-  sharedBuffer: SharedFigures;
+  sharedBuffer: SharedBufferStats;
 }
 
 async function startReplica(name: string, directory: string) {
@@ -95,17 +88,7 @@ async function startReplica(name: string, directory: string) {
   child.stderr!.on('data', (chunk) => {
     stderr += chunk;
   });
-  const url = await new Promise<string>((resolveUrl, reject) => {
-    let stdout = '';
-    child.stdout!.on('data', (chunk) => {
-      stdout += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(stdout);
-      if (match) resolveUrl(match[1]!);
-    });
-    child.once('exit', (code) =>
-      reject(new Error(`replica ${name} exited with ${code}\n${stderr}`)),
-    );
-  });
+  const url = await listeningUrl(child, `replica ${name}`, () => stderr);
   return { child, url, stderr: () => stderr };
 }
 

@@ -45,6 +45,7 @@ import {
   collectGarbage,
   cpuSeconds,
   heapUsedMiB,
+  listeningUrl,
   machineJiffies,
   profileShares,
   round,
@@ -161,17 +162,7 @@ async function startServer(runDirectory: string, plan: RunPlan, profiles: string
       if (inspector) inspectors.push(inspector[1]!);
     }
   });
-  const url = await new Promise<string>((resolveUrl, reject) => {
-    let stdout = '';
-    child.stdout!.on('data', (chunk) => {
-      stdout += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(stdout);
-      if (match) resolveUrl(match[1]!);
-    });
-    child.once('exit', (code) =>
-      reject(new Error(`dreamgym serve exited with ${code}\n${stderr}`)),
-    );
-  });
+  const url = await listeningUrl(child, 'dreamgym serve', () => stderr);
   return { child, url, serverPid: child.pid!, stderr: () => stderr, inspectors };
 }
 
