@@ -112,30 +112,42 @@ export async function heapUsedMiB(url: string): Promise<number> {
 }
 
 /**
+ * Sends one command to a process' inspector (a `ws://` address from `--inspect`) and resolves
+ * when it has answered; `onEvent` sees the events the inspector sends meanwhile.
+ */
+function inspectorCommand(
+  address: string,
+  method: string,
+  onEvent: (method: string, params: unknown) => void = () => {},
+): Promise<void> {
+  return new Promise<void>((done, fail) => {
+    const socket = new WebSocket(address);
+    socket.once('open', () => socket.send(JSON.stringify({ id: 1, method })));
+    socket.on('message', (data) => {
+      const message = JSON.parse(String(data)) as {
+        id?: number;
+        method?: string;
+        params?: unknown;
+      };
+      if (message.method) onEvent(message.method, message.params);
+      if (message.id !== 1) return;
+      socket.close();
+      done();
+    });
+    socket.once('error', fail);
+  });
+}
+
+/**
  * A heap snapshot of the serving process (its inspector, the first to listen) written to
  * `file`, for `--heap-snapshots DIR`: compare the start's and the end's in Chrome's DevTools
  * (Memory, Comparison) to see what a growth is made of.
  */
 export async function writeHeapSnapshot(inspector: string, file: string): Promise<void> {
   const chunks: string[] = [];
-  await new Promise<void>((done, fail) => {
-    const socket = new WebSocket(inspector);
-    socket.once('open', () =>
-      socket.send(JSON.stringify({ id: 1, method: 'HeapProfiler.takeHeapSnapshot' })),
-    );
-    socket.on('message', (data) => {
-      const message = JSON.parse(String(data)) as {
-        id?: number;
-        method?: string;
-        params?: { chunk: string };
-      };
-      if (message.method === 'HeapProfiler.addHeapSnapshotChunk')
-        chunks.push(message.params!.chunk);
-      if (message.id !== 1) return;
-      socket.close();
-      done();
-    });
-    socket.once('error', fail);
+  await inspectorCommand(inspector, 'HeapProfiler.takeHeapSnapshot', (method, params) => {
+    if (method === 'HeapProfiler.addHeapSnapshotChunk')
+      chunks.push((params as { chunk: string }).chunk);
   });
   await writeFile(file, chunks.join(''));
   console.log(`  heap snapshot: ${file}`);
@@ -148,21 +160,7 @@ export async function writeHeapSnapshot(inspector: string, file: string): Promis
  */
 export async function collectGarbage(inspectors: readonly string[]): Promise<void> {
   await Promise.all(
-    inspectors.map(
-      (address) =>
-        new Promise<void>((done, fail) => {
-          const socket = new WebSocket(address);
-          socket.once('open', () =>
-            socket.send(JSON.stringify({ id: 1, method: 'HeapProfiler.collectGarbage' })),
-          );
-          socket.on('message', (data) => {
-            if ((JSON.parse(String(data)) as { id?: number }).id !== 1) return;
-            socket.close();
-            done();
-          });
-          socket.once('error', fail);
-        }),
-    ),
+    inspectors.map((address) => inspectorCommand(address, 'HeapProfiler.collectGarbage')),
   );
 }
 

@@ -9,8 +9,8 @@ row of tokens is computed once and kept (the frozen trunk cache).
 
 A differentiable forward whose attention would keep more than `RECOMPUTE_ABOVE_BYTES` for the
 backward pass recomputes each decoder layer in the backward instead (activation
-checkpointing): attention memory grows with the square of a row's length, and a micro-batch
-of a few 30-step ALFWorld prompts took the CPU worker past 21 GB without it.
+checkpointing): attention memory grows with the square of a row's length (two 1,000-token
+rows, one forward and backward on the CPU: 5.8 GB kept, 3.6 GB recomputed).
 """
 
 from __future__ import annotations
