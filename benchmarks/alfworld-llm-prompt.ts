@@ -7,7 +7,7 @@
  * prompts near 400 tokens; `full`: the adapter's own description and instructions.
  */
 import type { DomainSetup } from '@dreamgym/cli';
-import type { LlmPolicyPromptOptions } from '../packages/llama/src/index.js';
+import type { AgentPromptOptions } from '@dreamgym/core/policy';
 
 /** The prompt styles the experiment offers. */
 export type AlfworldLlmPromptStyle = 'compact' | 'full';
@@ -19,7 +19,7 @@ const COMPACT_INSTRUCTIONS =
 export function alfworldLlmPrompt(
   setup: Pick<DomainSetup, 'adapter'>,
   style: AlfworldLlmPromptStyle,
-): LlmPolicyPromptOptions {
+): AgentPromptOptions {
   if (style === 'full') {
     return {
       agentInstructions: setup.adapter.prompts.agentInstructions,

@@ -24,12 +24,9 @@ import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setUpDomain } from '@dreamgym/cli';
 import { SeededRandom } from '@dreamgym/core';
+import { buildAgentMessages, formatAgentAnswer } from '@dreamgym/core/policy';
 import { demonstrationSamples } from '@dreamgym/core/training';
-import {
-  buildLlmPolicyMessages,
-  formatLlmPolicyAnswer,
-  LlamaPolicyRuntime,
-} from '../packages/llama/src/index.js';
+import { LlamaPolicyRuntime } from '../packages/llama/src/index.js';
 import { type AlfworldLlmPromptStyle, alfworldLlmPrompt } from './alfworld-llm-prompt.js';
 import { log } from './alfworld-protocol.js';
 
@@ -78,7 +75,7 @@ const samples = demonstrationSamples(trajectories, (observation, history) =>
   setup.adapter.candidateActions(observation, history),
 );
 const answerIds = (action: string) =>
-  runtime.tokenize(`${formatLlmPolicyAnswer(action)}${runtime.endOfTurn}`);
+  runtime.tokenize(`${formatAgentAnswer(action)}${runtime.endOfTurn}`);
 
 await mkdir(dirname(outFile), { recursive: true });
 const file = await open(outFile, 'w');
@@ -103,7 +100,7 @@ try {
   );
   let lines: string[] = [];
   for (const [index, sample] of samples.entries()) {
-    const messages = buildLlmPolicyMessages(
+    const messages = buildAgentMessages(
       sample.task,
       sample.observation,
       sample.previousActions,

@@ -30,11 +30,10 @@ import {
   type Task,
   trajectoryToTransitions,
 } from '@dreamgym/core';
-import type { PolicySample } from '@dreamgym/core/policy';
+import { buildAgentMessages, type PolicySample } from '@dreamgym/core/policy';
 import { corridorTask, createCorridorAdapter, playCorridor } from '@dreamgym/core/testing';
 import { resolvePpoLossOptions } from '@dreamgym/core/training';
 import {
-  buildLlmPolicyMessages,
   LlamaPolicyRuntime,
   type LlmDecisionRecord,
   LlmPolicy,
@@ -324,7 +323,7 @@ for (const type of exportTypes) {
       ? 'after an update: Q4_1 base + LoRA adapter'
       : `after an update: merged ${type} GGUF`;
   mismatchResults[label] = await mismatch(async (state, seed) => {
-    const messages = buildLlmPolicyMessages(task, state, [], state.actions, {
+    const messages = buildAgentMessages(task, state, [], state.actions, {
       agentInstructions: adapter.prompts.agentInstructions,
       environmentDescription: adapter.prompts.environmentDescription,
       historyWindow: 2,

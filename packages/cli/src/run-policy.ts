@@ -23,7 +23,7 @@ export const LLM_POLICY_PACKAGE = '@dreamgym/llama';
 
 /**
  * LLM policy settings: `createLlmPolicy`'s options without the adapter and the folder
- * (`model`, `actionSelection`, `actionFormat`, `prompt`, `temperature`, `maxTokens`,
+ * (`model`, `actionSelection`, `answerFormat`, `prompt`, `temperature`, `maxTokens`,
  * `trainer: {mode, loraRank, topLayers, learningRate, device, ...}` ...). Checked by the
  * package itself; here only their shape.
  */

@@ -5,10 +5,10 @@
  */
 import { join } from 'node:path';
 import { ConfigError, type DomainAdapter, parseOptions, SeededRandom } from '@dreamgym/core';
+import type { AgentPromptOptions } from '@dreamgym/core/policy';
 import { z } from 'zod';
 import { LlamaPolicyRuntime } from './llama-policy-runtime.js';
 import { LlmPolicy } from './llm-policy.js';
-import type { LlmPolicyPromptOptions } from './llm-policy-prompt.js';
 import { resolveModelPath } from './model-files.js';
 
 /** The trainer's settings (see `LlmTrainerOptions`). */
@@ -53,8 +53,8 @@ export const LlmPolicyFactoryOptionsSchema = z.object({
   actionSelection: z.enum(['auto', 'generate', 'score']).default('auto'),
   /** `runtime` (default): act in llama.cpp; `trainer`: act in the torch worker on its own weights (one GPU, no hand-over). */
   actOn: z.enum(['runtime', 'trainer']).default('runtime'),
-  /** `tagged` (default, `<action>...</action>`) or `plain` answers. */
-  actionFormat: z.enum(['tagged', 'plain']).default('tagged'),
+  /** `tagged` (default, `<action>...</action>`), `reasoned` (reasoning, then the block) or `plain` answers. */
+  answerFormat: z.enum(['tagged', 'reasoned', 'plain']).default('tagged'),
   /** `full`: the domain's description and instructions; `compact`: one line (small models, long states). */
   prompt: z.enum(['full', 'compact']).default('full'),
   /** Previous actions shown in the prompt. Default 5. */
@@ -127,18 +127,18 @@ export async function createLlmPolicy(
     concurrency: settings.concurrency,
     ...(settings.threads === undefined ? {} : { threads: settings.threads }),
   });
-  const prompt: LlmPolicyPromptOptions =
+  const prompt: AgentPromptOptions =
     settings.prompt === 'full'
       ? {
           agentInstructions: adapter.prompts.agentInstructions,
           environmentDescription: adapter.prompts.environmentDescription,
           historyWindow: settings.historyWindow,
-          actionFormat: settings.actionFormat,
+          answerFormat: settings.answerFormat,
         }
       : {
           agentInstructions: COMPACT_INSTRUCTIONS,
           historyWindow: settings.historyWindow,
-          actionFormat: settings.actionFormat,
+          answerFormat: settings.answerFormat,
         };
   const topLayers = trainer.topLayers ?? (trainer.device === 'cpu' ? 4 : undefined);
   try {

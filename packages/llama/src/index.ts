@@ -37,13 +37,6 @@ export type {
   LlmPolicyStats,
   LlmTrainerOptions,
 } from './llm-policy-options.js';
-export {
-  buildLlmPolicyMessages,
-  formatLlmPolicyAnswer,
-  type LlmActionFormat,
-  type LlmPolicyPromptOptions,
-  parseLlmPolicyAnswer,
-} from './llm-policy-prompt.js';
 export type {
   ExportedWeights,
   LlmRuntime,

@@ -16,13 +16,13 @@ import {
   type PolicyDecision,
 } from '@dreamgym/core';
 import type { ChatMessage } from '@dreamgym/core/models';
-import { candidateActionsOf } from '@dreamgym/core/policy';
-import type { LlmDecisionRecord, LlmPolicyOptions, LlmPolicyStats } from './llm-policy-options.js';
 import {
-  buildLlmPolicyMessages,
-  formatLlmPolicyAnswer,
-  parseLlmPolicyAnswer,
-} from './llm-policy-prompt.js';
+  buildAgentMessages,
+  candidateActionsOf,
+  formatAgentAnswer,
+  parseAgentAnswer,
+} from '@dreamgym/core/policy';
+import type { LlmDecisionRecord, LlmPolicyOptions, LlmPolicyStats } from './llm-policy-options.js';
 
 function sum(values: readonly number[]): number {
   return values.reduce((total, value) => total + value, 0);
@@ -56,7 +56,7 @@ export class LlmPolicyActor {
     try {
       const candidates = candidateActionsOf(observation, context.candidates);
       const previous = context.history.map((step) => step.action);
-      const messages = buildLlmPolicyMessages(
+      const messages = buildAgentMessages(
         context.task,
         observation,
         previous,
@@ -81,7 +81,7 @@ export class LlmPolicyActor {
     context: PolicyContext,
   ): Promise<PolicyDecision> {
     const { runtime } = this.options;
-    const format = this.options.prompt.actionFormat ?? 'tagged';
+    const format = this.options.prompt.answerFormat ?? 'tagged';
     const generation = await runtime.generate({
       messages,
       maxTokens: this.options.maxTokens ?? 64,
@@ -124,7 +124,7 @@ export class LlmPolicyActor {
         ? `${generation.text}</action>`
         : generation.text;
     const stated =
-      generation.finishReason === 'length' ? undefined : parseLlmPolicyAnswer(answer, format);
+      generation.finishReason === 'length' ? undefined : parseAgentAnswer(answer, format);
     if (stated === undefined) {
       this.counters.unparsable += 1;
       return this.invalid(generation.text, candidates, base, {
@@ -233,10 +233,7 @@ export class LlmPolicyActor {
       logprob: logProbabilities[index]!,
       info: {
         messages,
-        output: formatLlmPolicyAnswer(
-          candidates[index]!,
-          this.options.prompt.actionFormat ?? 'tagged',
-        ),
+        output: formatAgentAnswer(candidates[index]!, this.options.prompt.answerFormat ?? 'tagged'),
         llm: record,
         candidateLogprobs: logProbabilities,
       },
@@ -245,6 +242,6 @@ export class LlmPolicyActor {
 
   /** The answer text of `action` as a complete turn (for scoring and cloning). */
   private answerText(action: string): string {
-    return `${formatLlmPolicyAnswer(action, this.options.prompt.actionFormat ?? 'tagged')}${this.options.runtime.endOfTurn}`;
+    return `${formatAgentAnswer(action, this.options.prompt.answerFormat ?? 'tagged')}${this.options.runtime.endOfTurn}`;
   }
 }

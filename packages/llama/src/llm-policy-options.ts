@@ -3,8 +3,7 @@
  * validation, its counters, and what it keeps of each decision for the update.
  */
 import { ConfigError, type SeededRandom } from '@dreamgym/core';
-import type { InvalidActionFallback } from '@dreamgym/core/policy';
-import type { LlmPolicyPromptOptions } from './llm-policy-prompt.js';
+import type { AgentPromptOptions, InvalidActionFallback } from '@dreamgym/core/policy';
 import type { LlmRuntime } from './llm-runtime.js';
 import type { TorchTrainerBackendOptions } from './torch-trainer-backend.js';
 
@@ -56,8 +55,8 @@ export interface LlmTrainerOptions {
 export interface LlmPolicyOptions {
   /** Generation and tokenisation (llama.cpp in process: `LlamaPolicyRuntime`). */
   runtime: LlmRuntime;
-  /** The prompt: the adapter's `prompts` and the answer format. */
-  prompt: LlmPolicyPromptOptions;
+  /** The prompt (core's agent prompt): the adapter's `prompts` and the answer format (default `tagged`). */
+  prompt: AgentPromptOptions;
   /**
    * How the policy acts. `auto` (default): `score` at steps that list candidate actions,
    * `generate` at steps that list none. `score`: the candidates' likelihoods as answers, a

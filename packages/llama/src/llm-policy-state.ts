@@ -15,7 +15,8 @@ function policyHeader(options: LlmPolicyOptions, frozen: boolean): Record<string
     format: 'dreamgym-llm-policy',
     version: 1,
     actionSelection: options.actionSelection ?? 'generate',
-    actionFormat: options.prompt.actionFormat ?? 'tagged',
+    // The answer format, under the key states were first saved with.
+    actionFormat: options.prompt.answerFormat ?? 'tagged',
     model: options.runtime.modelPath.replace(/^.*[\\/]/, ''),
     frozen,
   };

@@ -6,7 +6,7 @@
  * `actionSelection: 'score'` runs in the corridor loop test.
  */
 import { SeededRandom, TrainerBackendError } from '@dreamgym/core';
-import type { PolicySample } from '@dreamgym/core/policy';
+import { buildAgentMessages, formatAgentAnswer, type PolicySample } from '@dreamgym/core/policy';
 import {
   corridorConformanceSamples,
   corridorTask,
@@ -18,7 +18,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { LlmPolicy } from './llm-policy.js';
 import { CappedRuntime, corridorLlmPolicy, testRuntime } from './llm-policy.test-support.js';
 import type { LlmDecisionRecord } from './llm-policy-options.js';
-import { buildLlmPolicyMessages, formatLlmPolicyAnswer } from './llm-policy-prompt.js';
 
 let runtime: CappedRuntime | undefined;
 let created: Promise<LlmPolicy> | undefined;
@@ -113,11 +112,11 @@ describe.sequential('LlmPolicy acting and learning', () => {
     const policy = await sharedPolicy();
     await policy.ensureServed();
     const adapter = createCorridorAdapter();
-    const messages = buildLlmPolicyMessages(task, observation, ['go right'], observation.actions, {
+    const messages = buildAgentMessages(task, observation, ['go right'], observation.actions, {
       agentInstructions: adapter.prompts.agentInstructions,
       environmentDescription: adapter.prompts.environmentDescription,
     });
-    const answer = `${formatLlmPolicyAnswer('take key')}${runtime!.endOfTurn}`;
+    const answer = `${formatAgentAnswer('take key')}${runtime!.endOfTurn}`;
     /** log pi(take key) as generation (llama.cpp, the weights it serves) computes it. */
     const served = async () =>
       (await runtime!.score({ messages, continuations: [answer] }))[0]!.reduce((a, b) => a + b, 0);

@@ -4,18 +4,19 @@
  * parameters, policy samples as the worker's token-id samples (prompts rebuilt and tokenised
  * where a decision kept no record), and each request the policy and its snapshots send.
  */
-import type {
-  ImitationOptions,
-  PolicySample,
-  PolicyUpdateBatch,
-  PolicyUpdateOptions,
+import {
+  buildAgentMessages,
+  formatAgentAnswer,
+  type ImitationOptions,
+  type PolicySample,
+  type PolicyUpdateBatch,
+  type PolicyUpdateOptions,
 } from '@dreamgym/core/policy';
 import type {
   LlmDecisionRecord,
   LlmPolicyOptions,
   LlmTrainerOptions,
 } from './llm-policy-options.js';
-import { buildLlmPolicyMessages, formatLlmPolicyAnswer } from './llm-policy-prompt.js';
 import { TorchTrainerBackend, type TrainerDescription } from './torch-trainer-backend.js';
 
 /** A sample as the worker takes it: token ids, and a sequence or a choice. */
@@ -393,7 +394,7 @@ export class LlmTrainerClient {
       }
       return { prompt: record.prompt, completion: record.completion, behaviour: record.behaviour };
     }
-    const messages = buildLlmPolicyMessages(
+    const messages = buildAgentMessages(
       sample.task,
       sample.observation,
       sample.previousActions,
@@ -401,9 +402,8 @@ export class LlmTrainerClient {
       this.options.prompt,
     );
     const prompt = await runtime.promptTokens(messages);
-    const format = this.options.prompt.actionFormat ?? 'tagged';
-    const answer = (action: string) =>
-      `${formatLlmPolicyAnswer(action, format)}${runtime.endOfTurn}`;
+    const format = this.options.prompt.answerFormat ?? 'tagged';
+    const answer = (action: string) => `${formatAgentAnswer(action, format)}${runtime.endOfTurn}`;
     if (selection === 'score' || (selection === 'auto' && sample.candidates.length > 0)) {
       const candidates = sample.candidates.includes(sample.action)
         ? [...sample.candidates]

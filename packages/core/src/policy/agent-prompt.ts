@@ -1,81 +1,114 @@
 /**
- * The agent prompt template shared by `ChatModelPolicy` and the trainer exporters, so the
- * prompts an LLM is trained on (TRL, verl, ART exports) are the prompts it acts under.
+ * The one agent prompt: what `LlmPolicy`, `ChatModelPolicy` and the trainer exporters show a
+ * model for a decision, so an LLM trained on exported experience (TRL, verl, ART) acts under
+ * the prompt it learned, and behaviour cloning, re-scoring and acting agree token for token.
  *
- * system: the domain's agent instructions and the answer format;
- * user:   the task, the recent history, the current observation, the admissible actions.
- * The model thinks, then writes exactly one action in an `<action>...</action>` block.
+ * Built only from what a policy sample holds (the task, the current observation, the actions
+ * taken so far, the candidates), so the prompt of any recorded decision can be rebuilt exactly.
+ *
+ * system: the domain's description and agent instructions, then the answer format;
+ * user:   the task, the previous actions, the current observation, the admissible actions;
+ * answer: `<action>ACTION</action>` (`tagged`), free reasoning then that block (`reasoned`),
+ *         or the bare action (`plain`).
  */
 
-import type { Observation, Step, Task } from '../mdp/schemas.js';
+import type { Observation, Task } from '../mdp/schemas.js';
 import type { ChatMessage } from '../models/chat-model.js';
+
+/** How the model writes its action. */
+export type AgentAnswerFormat = 'tagged' | 'reasoned' | 'plain';
 
 /** Options of the agent prompt. */
 export interface AgentPromptOptions {
-  /** The domain's `prompts.agentInstructions` (action grammar and an example). */
+  /** The domain's `prompts.agentInstructions` (its action grammar and an example). */
   agentInstructions: string;
-  /** The domain's `prompts.environmentDescription`, shown before the instructions when given. */
+  /** The domain's `prompts.environmentDescription`, shown first when given. */
   environmentDescription?: string;
-  /** Most recent steps shown in the prompt. Default 5. */
+  /** Most recent actions shown. Default 5. */
   historyWindow?: number;
-  /** Tag of the action block. Default `action`. */
-  actionTag?: string;
+  /**
+   * `tagged` (default): exactly one `<action>...</action>` block; `reasoned`: think step by
+   * step first, then the block (for chat models that reason); `plain`: the action alone.
+   */
+  answerFormat?: AgentAnswerFormat;
+  /** List the admissible actions in the prompt. Default true. */
+  showCandidates?: boolean;
+  /** Replaces the whole system message. */
+  systemPrompt?: string;
 }
+
+const ANSWER_INSTRUCTIONS: Record<AgentAnswerFormat, string> = {
+  tagged: 'Reply with exactly one action inside <action></action> and nothing else.',
+  reasoned:
+    'Think step by step about what to do next, then write exactly one action inside <action></action>. Write nothing after the closing tag.',
+  plain: 'Reply with exactly one action and nothing else.',
+};
 
 /** The chat messages of one decision. */
 export function buildAgentMessages(
   task: Task,
-  history: readonly Step[],
   observation: Observation,
+  previousActions: readonly string[],
   candidates: readonly string[],
   options: AgentPromptOptions,
 ): ChatMessage[] {
-  const tag = options.actionTag ?? 'action';
+  const system =
+    options.systemPrompt ??
+    [
+      options.environmentDescription,
+      options.agentInstructions,
+      ANSWER_INSTRUCTIONS[options.answerFormat ?? 'tagged'],
+    ]
+      .filter((part): part is string => Boolean(part))
+      .join('\n');
   const window = options.historyWindow ?? 5;
-  const system = [
-    options.environmentDescription,
-    options.agentInstructions,
-    `Think step by step about what to do next, then write exactly one action inside <${tag}></${tag}>, e.g. <${tag}>ACTION</${tag}>. Write nothing after the closing tag.`,
-  ]
-    .filter((part): part is string => Boolean(part))
-    .join('\n\n');
-  const recent = history.slice(Math.max(0, history.length - window));
+  const recent = previousActions.slice(Math.max(0, previousActions.length - window));
   const lines = [`Task: ${task.instruction}`];
-  if (recent.length > 0) {
-    lines.push('', `Recent history (last ${recent.length} of ${history.length} steps):`);
-    recent.forEach((step, offset) => {
-      const index = history.length - recent.length + offset + 1;
-      lines.push(`${index}. Observation: ${step.observation.text}`, `   Action: ${step.action}`);
-    });
+  if (previousActions.length > 0) {
+    const skipped = previousActions.length - recent.length;
+    lines.push(`Previous actions: ${skipped > 0 ? '... ' : ''}${recent.join('; ')}`);
   }
-  lines.push('', `Current observation: ${observation.text}`);
-  if (candidates.length > 0) {
-    lines.push('', 'Admissible actions:', ...candidates.map((action) => `- ${action}`));
+  lines.push(`Observation: ${observation.text}`);
+  if ((options.showCandidates ?? true) && candidates.length > 0) {
+    lines.push(`Admissible actions: ${candidates.join('; ')}`);
   }
-  lines.push('', `Your next action, in <${tag}></${tag}>:`);
   return [
     { role: 'system', content: system },
     { role: 'user', content: lines.join('\n') },
   ];
 }
 
-/** The canonical completion for `action`: what the model should have written. */
-export function formatAgentAction(action: string, actionTag = 'action'): string {
-  return `<${actionTag}>${action}</${actionTag}>`;
+/** The answer that states `action`: what the model should write, and what behaviour cloning teaches. */
+export function formatAgentAnswer(action: string, format: AgentAnswerFormat = 'tagged'): string {
+  return format === 'plain' ? action : `<action>${action}</action>`;
+}
+
+/** The action an answer states, or undefined when it states none. */
+export function parseAgentAnswer(
+  text: string,
+  format: AgentAnswerFormat = 'tagged',
+): string | undefined {
+  return locateAgentAnswer(text, format)?.action;
 }
 
 /**
- * The action inside the last complete `<tag>...</tag>` block of `text`, trimmed, with the
- * character range of the trimmed action; undefined when there is none or it is empty.
+ * The action an answer states, trimmed, with its character range in `text` (so the log-
+ * probabilities of its tokens can be summed): for `tagged` and `reasoned`, the last complete
+ * non-empty `<action>...</action>` block; for `plain`, the first non-empty line. Undefined
+ * when the answer states none.
  */
-export function extractTaggedAction(
+export function locateAgentAnswer(
   text: string,
-  actionTag = 'action',
+  format: AgentAnswerFormat = 'tagged',
 ): { action: string; start: number; end: number } | undefined {
-  const escaped = actionTag.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const pattern = new RegExp(`<${escaped}>([\\s\\S]*?)</${escaped}>`, 'gi');
+  if (format === 'plain') {
+    const match = /\S[^\n]*/.exec(text);
+    if (!match) return undefined;
+    const action = match[0].trimEnd();
+    return { action, start: match.index, end: match.index + action.length };
+  }
   let found: { action: string; start: number; end: number } | undefined;
-  for (const match of text.matchAll(pattern)) {
+  for (const match of text.matchAll(/<action>([\s\S]*?)<\/action>/gi)) {
     const inner = match[1]!;
     const action = inner.trim();
     if (action === '') continue;

@@ -13,7 +13,7 @@ import {
   createCorridorAdapter,
 } from '../testing/corridor-domain.js';
 import { toTrlRecords } from '../training/exporters.js';
-import { extractTaggedAction } from './agent-prompt.js';
+import { locateAgentAnswer } from './agent-prompt.js';
 import { ChatModelPolicy, spanLogprob } from './chat-model-policy.js';
 
 const adapter = createCorridorAdapter();
@@ -31,8 +31,8 @@ function userText(request: ReceivedChatRequest): string {
 function corridorAgent(request: ReceivedChatRequest): string {
   const text = userText(request);
   const admissible = text.slice(text.indexOf('Admissible actions:'));
-  if (admissible.includes('- take key')) return 'I see the key. <action>take key</action>';
-  if (admissible.includes('- open door')) return 'The door is here. <action>open door</action>';
+  if (admissible.includes('take key')) return 'I see the key. <action>take key</action>';
+  if (admissible.includes('open door')) return 'The door is here. <action>open door</action>';
   return 'Keep walking. <action>go right</action>';
 }
 
@@ -79,7 +79,7 @@ describe('ChatModelPolicy over real HTTP', () => {
     expect(String(request.messages[0]!.content)).toContain('go left');
     expect(String(request.messages[0]!.content)).toContain('<action></action>');
     expect(userText(request)).toContain(task.instruction);
-    expect(userText(request)).toContain('- take key');
+    expect(userText(request)).toContain('Admissible actions: go left; go right; take key');
     expect(policy.stats()).toMatchObject({
       decisions: 1,
       withLogprob: 1,
@@ -194,7 +194,8 @@ describe('ChatModelPolicy over real HTTP', () => {
       { agentInstructions: 'unused when the policy recorded its prompt' },
     );
     expect(records[1]!.completion[0]!.content).toBe('I see the key. <action>take key</action>');
-    expect(records[1]!.prompt[1]!.content).toContain('Recent history');
+    expect(records[1]!.prompt[1]!.content).toContain('Previous actions: go right');
+    expect(records[1]!.prompt[0]!.content).toContain('Think step by step');
     expect(records[1]!.prompt[0]!.content).toContain(adapter.prompts.agentInstructions);
   });
 });
@@ -202,10 +203,15 @@ describe('ChatModelPolicy over real HTTP', () => {
 describe('action extraction', () => {
   it('takes the last non-empty tagged block and its character range', () => {
     const text = 'Maybe <action>go left</action>. No: <action> go right </action>';
-    const found = extractTaggedAction(text)!;
+    const found = locateAgentAnswer(text)!;
     expect(found.action).toBe('go right');
     expect(text.slice(found.start, found.end)).toBe('go right');
-    expect(extractTaggedAction('no block <action>  </action>')).toBeUndefined();
+    expect(locateAgentAnswer('no block <action>  </action>')).toBeUndefined();
+    const plain = '\n  take key  \nmore';
+    const line = locateAgentAnswer(plain, 'plain')!;
+    expect(line.action).toBe('take key');
+    expect(plain.slice(line.start, line.end)).toBe('take key');
+    expect(locateAgentAnswer(' \n ', 'plain')).toBeUndefined();
   });
 
   it('sums the log-probabilities of the tokens overlapping the action', () => {
@@ -216,7 +222,7 @@ describe('action extraction', () => {
       { token: '/action>', logprob: -4 },
     ];
     const text = 'a <action>go left</action>';
-    const { start, end } = extractTaggedAction(text)!;
+    const { start, end } = locateAgentAnswer(text)!;
     expect(spanLogprob(text, tokens, start, end)).toBe(-5);
     expect(spanLogprob('other text', tokens, 0, 3)).toBeUndefined();
   });

@@ -1,7 +1,7 @@
 /**
  * `ChatModelPolicy`: an LLM behind the `ChatModel` interface (any OpenAI-compatible server)
- * acting with the agent prompt template: it thinks, then writes one action in an
- * `<action>...</action>` block. Returns the parsed action and, when the server gives token
+ * acting under the agent prompt (`agent-prompt.ts`, the one `LlmPolicy` and the exporters
+ * use): by default it thinks, then writes one action in an `<action>...</action>` block. Returns the parsed action and, when the server gives token
  * log-probabilities, the sum of the action tokens' log-probabilities. Outputs without an
  * action block, or with an action outside the admissible list or the domain grammar, are
  * counted and handled as configured: a reward penalty and a fallback action.
@@ -9,11 +9,7 @@
 import { ConfigError } from '../errors.js';
 import type { Observation } from '../mdp/schemas.js';
 import type { ChatModel, TokenLogprob } from '../models/chat-model.js';
-import {
-  type AgentPromptOptions,
-  buildAgentMessages,
-  extractTaggedAction,
-} from './agent-prompt.js';
+import { type AgentPromptOptions, buildAgentMessages, locateAgentAnswer } from './agent-prompt.js';
 import {
   candidateActionsOf,
   type Policy,
@@ -30,7 +26,7 @@ import {
  */
 export type InvalidActionFallback = 'skip' | 'first-candidate' | { action: string };
 
-/** Options of {@link ChatModelPolicy}. */
+/** Options of {@link ChatModelPolicy}; `answerFormat` defaults to `reasoned` here. */
 export interface ChatModelPolicyOptions extends AgentPromptOptions {
   model: ChatModel;
   /** Sampling temperature. Default 1 (on-policy sampling for RL). */
@@ -61,7 +57,7 @@ export interface ChatModelPolicyOptions extends AgentPromptOptions {
 export interface ChatModelPolicyStats {
   /** Decisions made. */
   decisions: number;
-  /** Outputs without an `<action>` block. */
+  /** Outputs that state no action (no `<action>` block, or an empty `plain` answer). */
   unparsable: number;
   /** Outputs whose action was not admissible or not in the grammar. */
   invalid: number;
@@ -127,14 +123,14 @@ export class ChatModelPolicy implements Policy {
   }
 
   async act(observation: Observation, context: PolicyContext): Promise<PolicyDecision> {
-    const tag = this.options.actionTag ?? 'action';
+    const format = this.options.answerFormat ?? 'reasoned';
     const candidates = candidateActionsOf(observation, context.candidates);
     const messages = buildAgentMessages(
       context.task,
-      context.history,
       observation,
+      context.history.map((step) => step.action),
       candidates,
-      this.options,
+      { ...this.options, answerFormat: format },
     );
     const wantLogprobs = this.options.logprobs ?? true;
     const response = await this.options.model.complete({
@@ -147,14 +143,14 @@ export class ChatModelPolicy implements Policy {
     });
     this.counters.decisions += 1;
     const info: Record<string, unknown> = { messages, output: response.text };
-    const extracted = extractTaggedAction(response.text, tag);
+    const extracted = locateAgentAnswer(response.text, format);
     if (!extracted) {
       this.counters.unparsable += 1;
       return this.invalid(
         response.text,
         candidates,
         { ...info, unparsable: true },
-        'no <' + tag + '> block',
+        format === 'plain' ? 'empty answer' : 'no <action> block',
       );
     }
     let action = extracted.action;

@@ -5,10 +5,12 @@
 
 export { type AdamConfig, AdamOptimizer, type AdamOptions, resolveAdamOptions } from './adam.js';
 export {
+  type AgentAnswerFormat,
   type AgentPromptOptions,
   buildAgentMessages,
-  extractTaggedAction,
-  formatAgentAction,
+  formatAgentAnswer,
+  locateAgentAnswer,
+  parseAgentAnswer,
 } from './agent-prompt.js';
 export {
   ChatModelPolicy,

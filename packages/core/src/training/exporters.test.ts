@@ -84,7 +84,7 @@ describe('exporters', () => {
     expect(new Set(ofFirst.map((record) => record.advantage)).size).toBe(1);
     // Later steps show the history in the prompt.
     const later = ofFirst.find((record) => record.step_index === 1);
-    if (later) expect(later.prompt[1]!.content).toContain('Recent history');
+    if (later) expect(later.prompt[1]!.content).toContain('Previous actions:');
   });
 
   it('write verl DataProto fields with GAE returns and log-probabilities', async () => {

@@ -5,7 +5,9 @@
  * Every step is one sample: the prompt the policy acted under and its completion, as the
  * policy recorded them (`policyInfo.messages` and `output`, which `ChatModelPolicy` and
  * `LlmPolicy` keep), never rebuilt where a record exists; steps of policies that keep none
- * (the linear policy) get `buildAgentMessages` and `<action>a_t</action>`. Where the policy
+ * (the linear policy) get the agent prompt `LlmPolicy` acts under (`buildAgentMessages`) and
+ * its answer (`<action>a_t</action>` by default), so an LLM trained on the export acts under
+ * the prompt it learned. Where the policy
  * recorded tokens (`policyInfo.llm`, as `LlmPolicy` keeps the exact prompt and completion ids
  * and the sampled tokens' log-probabilities), the records carry them, so a trainer that reads
  * them trains on the tokens that were sampled, without tokenising again. Rewards are broadcast
@@ -14,12 +16,11 @@
  */
 import { z } from 'zod';
 import { writeJsonl } from '../mdp/jsonl.js';
-import type { Step } from '../mdp/schemas.js';
 import type { ChatMessage } from '../models/chat-model.js';
 import {
   type AgentPromptOptions,
   buildAgentMessages,
-  formatAgentAction,
+  formatAgentAnswer,
 } from '../policy/agent-prompt.js';
 import type { ScoredRollout } from './policy-gradient-trainer.js';
 
@@ -135,15 +136,6 @@ export type ArtTrajectoryGroupRecord = z.infer<typeof ArtTrajectoryGroupRecordSc
 /** How exporters render prompts and completions. */
 export interface ExportOptions extends AgentPromptOptions {}
 
-function stepHistory(scored: ScoredRollout, stepIndex: number): Step[] {
-  return scored.rollout.steps.slice(0, stepIndex).map((step) => ({
-    observation: step.observation,
-    action: step.action,
-    reward: step.reward,
-    done: step.done,
-  }));
-}
-
 function isMessages(value: unknown): value is ChatMessage[] {
   return ChatMessageSchema.array().safeParse(value).success;
 }
@@ -195,15 +187,15 @@ function stepConversation(
     ? recorded.messages
     : buildAgentMessages(
         scored.rollout.task,
-        stepHistory(scored, stepIndex),
         step.observation,
+        scored.rollout.steps.slice(0, stepIndex).map((previous) => previous.action),
         step.candidates,
         options,
       );
   const completion =
     typeof recorded?.output === 'string'
       ? recorded.output
-      : formatAgentAction(step.action, options.actionTag);
+      : formatAgentAnswer(step.action, options.answerFormat);
   return { prompt, completion, tokens: recordedTokens(recorded) };
 }
 
