@@ -8,7 +8,6 @@
  * call. With a stock faiss-node (its GitHub prebuilt) everything still works, only slower:
  * vectors are copied into plain arrays, and efSearch is changed in a serialised copy.
  */
-import { availableParallelism } from 'node:os';
 import { IndexError } from '../errors.js';
 import { replaceFileAtomic } from '../files/atomic-write.js';
 import { readHnswDepths, writeHnswDepths } from './hnsw-parameters.js';
@@ -114,13 +113,14 @@ export function loadFaiss(): Promise<FaissModule> {
 }
 
 /**
- * faiss threads for batch work when a buffer does not say: `DREAMGYM_FAISS_THREADS`, else
- * the machine's available parallelism.
+ * faiss threads for batch work when a buffer does not say: `DREAMGYM_FAISS_THREADS`, else 1
+ * (HNSW graphs built on several threads differ with the threads' timing, and seeded runs
+ * must reproduce).
  */
 export function defaultFaissThreads(): number {
   const configured = Number(process.env.DREAMGYM_FAISS_THREADS);
   if (Number.isInteger(configured) && configured > 0) return configured;
-  return availableParallelism();
+  return 1;
 }
 
 /** Whether the loaded addon has the set-up's additions. */

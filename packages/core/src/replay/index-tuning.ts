@@ -85,21 +85,45 @@ export interface RecallTuningInput {
   threads?: number;
 }
 
+/** A 52-bit hash of a vector's bytes (two 26-bit multiplicative lanes), for ordering a sample. */
+function vectorHash(vector: Float32Array): number {
+  const words = new Uint32Array(vector.buffer, vector.byteOffset, vector.length);
+  let low = 0x811c9dc5;
+  let high = 0x01000193;
+  for (let index = 0; index < words.length; index += 1) {
+    const word = words[index]!;
+    low = Math.imul(low ^ word, 0x9e3779b1);
+    high = Math.imul(high ^ (word >>> 7) ^ low, 0x85ebca77);
+  }
+  return (high >>> 6) * 0x4000000 + (low >>> 6);
+}
+
+/** Orders two kept queries by hash, then by their bytes (a total order on distinct vectors). */
+function compareKept(
+  a: { hash: number; vector: Float32Array },
+  b: { hash: number; vector: Float32Array },
+): number {
+  if (a.hash !== b.hash) return a.hash - b.hash;
+  for (let index = 0; index < a.vector.length; index += 1) {
+    const difference = a.vector[index]! - b.vector[index]!;
+    if (difference !== 0) return difference;
+  }
+  return a.vector.length - b.vector.length;
+}
+
 /**
- * A uniform sample (reservoir) of the query vectors a buffer served, for measuring recall
- * on what is really asked.
+ * A uniform sample of the distinct query vectors a buffer served, for measuring recall on
+ * what is really asked: the `capacity` queries whose hashes are smallest (a bottom-k
+ * sample). Unlike a reservoir it depends only on which queries were served, not on their
+ * order, so concurrent episodes that search in a different order each run leave the same
+ * sample, and a seeded run measures, tunes and retrieves the same way every time.
  */
 export class QuerySample {
-  private readonly kept: Float32Array[] = [];
+  /** Kept queries, in increasing (hash, bytes) order. */
+  private readonly kept: Array<{ hash: number; vector: Float32Array }> = [];
   private offered = 0;
-  private readonly random: SeededRandom;
 
-  constructor(
-    readonly capacity: number,
-    seed = 1,
-  ) {
-    this.random = new SeededRandom(seed);
-  }
+  constructor(readonly capacity: number) {}
 
   /** Queries kept. */
   get size(): number {
@@ -111,19 +135,28 @@ export class QuerySample {
     return this.offered;
   }
 
-  /** Offers a served query (kept as a copy with the reservoir's probability). */
+  /** Offers a served query (kept as a copy when it is among the smallest hashes so far). */
   offer(vector: Float32Array): void {
     this.offered += 1;
-    if (this.kept.length < this.capacity) {
-      this.kept.push(vector.slice());
-      return;
+    const entry = { hash: vectorHash(vector), vector };
+    const full = this.kept.length >= this.capacity;
+    if (full && compareKept(entry, this.kept[this.kept.length - 1]!) >= 0) return;
+    let low = 0;
+    let high = this.kept.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (compareKept(this.kept[middle]!, entry) < 0) low = middle + 1;
+      else high = middle;
     }
-    const position = this.random.int(this.offered);
-    if (position < this.capacity) this.kept[position] = vector.slice();
+    const at = this.kept[low];
+    if (at && compareKept(at, entry) === 0) return; // already kept
+    this.kept.splice(low, 0, { hash: entry.hash, vector: vector.slice() });
+    if (this.kept.length > this.capacity) this.kept.pop();
   }
 
+  /** The kept queries, in a fixed order (by hash). */
   vectors(): readonly Float32Array[] {
-    return this.kept;
+    return this.kept.map((entry) => entry.vector);
   }
 }
 

@@ -86,12 +86,13 @@ export function tune(
 }
 
 /**
- * Keeps a served query in the sample of a `targetRecall` index; the query that fills the
- * sample waits for a measurement on it.
+ * Keeps a served query in the sample of a `targetRecall` index. The measurement on a full
+ * sample waits for the next `add`: a search never changes the search depth under the
+ * searches running beside it, so what concurrent episodes retrieve does not depend on which
+ * of them searched first.
  */
 export function noteServedQuery(state: BufferState, vector: Float32Array): void {
   state.served.offer(vector);
-  if (state.served.size === state.recallQueries) tuneIfStale(state);
 }
 
 /**

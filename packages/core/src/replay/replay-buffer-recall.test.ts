@@ -6,7 +6,7 @@ import type { Transition } from '../mdp/schemas.js';
 import { HashingEmbedder } from '../models/hashing-embedder.js';
 import { SeededRandom } from '../random/seeded-random.js';
 import { loadExpertTransitions } from './expert-transitions.test-support.js';
-import { FaissVectorIndex, faissBindingExtended } from './faiss-index.js';
+import { defaultFaissThreads, FaissVectorIndex, faissBindingExtended } from './faiss-index.js';
 import { embedPhi } from './phi.js';
 import { ReplayBuffer } from './replay-buffer.js';
 
@@ -97,13 +97,18 @@ describe('ReplayBuffer recall target', () => {
     expect(second.recall).toBeGreaterThanOrEqual(0.97);
     expect(second.measuredAt >= first.measuredAt).toBe(true);
 
-    // Once it has served 100 queries, it measures on those (what recall has to hold for).
+    // Once it has served 100 distinct queries, the next add measures on those (what recall
+    // has to hold for). Searches alone never change the depth under other searches.
     const held = queries.slice(0, 100);
     await freshRecall(buffer, held.slice(0, 99));
+    await freshRecall(buffer, held.slice(0, 50)); // the same queries again count once
+    await buffer.add(distinct.slice(3200, 3201));
     expect(buffer.stats().recall).toEqual(second);
     await freshRecall(buffer, held.slice(99));
+    expect(buffer.stats().recall).toEqual(second);
+    await buffer.add(distinct.slice(3201, 3202));
     const third = buffer.stats().recall!;
-    expect(third).toMatchObject({ queriesFrom: 'searches', queries: 100, rows: 3050 });
+    expect(third).toMatchObject({ queriesFrom: 'searches', queries: 100, rows: 3052 });
     expect(third.recall).toBeGreaterThanOrEqual(0.97);
     expect(await freshRecall(buffer, queries.slice(100))).toBeGreaterThanOrEqual(0.93);
     const before = await buffer.search({ state: queries[0]!.state, action: queries[0]!.action }, 8);
@@ -197,5 +202,22 @@ describe('ReplayBuffer recall target', () => {
     expect(tuned.stats().index).toMatchObject({ m: 4, efSearch: tuned.stats().recall!.efSearch });
     expect(tuned.stats().recall!.efSearch).toBeGreaterThan(8);
     await tuned.close();
+  });
+
+  // Seeded DreamGym runs retrieve through the graph: built on several threads, its links
+  // (and so what an approximate search returns) change with the threads' timing. Measured on
+  // the main job (30,795 rows, concurrency 8): two runs of one seed with 2 faiss threads
+  // diverged after 480 steps; with 1 thread every transition of 4 iterations was equal.
+  it('builds graphs on one thread unless told otherwise, so seeded runs reproduce', () => {
+    const configured = process.env.DREAMGYM_FAISS_THREADS;
+    try {
+      delete process.env.DREAMGYM_FAISS_THREADS;
+      expect(defaultFaissThreads()).toBe(1);
+      process.env.DREAMGYM_FAISS_THREADS = '4';
+      expect(defaultFaissThreads()).toBe(4);
+    } finally {
+      if (configured === undefined) delete process.env.DREAMGYM_FAISS_THREADS;
+      else process.env.DREAMGYM_FAISS_THREADS = configured;
+    }
   });
 });

@@ -264,8 +264,8 @@ export class ReplayBuffer implements TransitionRetriever {
 
   /**
    * {@link ReplayBuffer.search} with an already-computed phi vector (unit length). With a
-   * `targetRecall`, the buffer keeps a sample of these queries and, once the sample is
-   * full, measures its recall on them (the search that fills it waits for that).
+   * `targetRecall`, the buffer keeps a sample of these queries (the same whatever order they
+   * come in) and, once the sample is full, the next `add` measures its recall on them.
    */
   searchVector(vector: Float32Array, k: number, filter?: RetrievalFilter): ScoredTransition[] {
     const found = searchBuffer(this.sources, vector, k, filter);

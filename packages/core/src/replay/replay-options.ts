@@ -101,10 +101,13 @@ export const ReplayBufferOptionsSchema = z.object({
   /** Compact (drop evicted rows from index and files) once this share of slots is evicted. */
   compactAt: z.number().gt(0).max(1).default(0.25),
   /**
-   * OpenMP threads faiss uses for batch work: inserting a batch into an HNSW graph, and
-   * rebuilding one. A search always runs on one (one query at a time is what the buffer
-   * asks). Default `DREAMGYM_FAISS_THREADS`, else the machine's available parallelism.
-   * Needs the faiss-node addon the set-up compiles; a stock one runs on `OMP_NUM_THREADS`.
+   * OpenMP threads faiss uses for batch work: inserting a batch into an HNSW graph,
+   * rebuilding one, and the exact scans of a recall measurement. A search always runs on one
+   * (one query at a time is what the buffer asks). Default `DREAMGYM_FAISS_THREADS`, else 1:
+   * a graph built on several threads depends on their timing, so its searches (and a seeded
+   * run that retrieves through it) differ from run to run; more threads build large buffers
+   * faster. Needs the faiss-node addon the set-up compiles; a stock one runs on
+   * `OMP_NUM_THREADS`.
    */
   threads: z.number().int().min(1).max(1024).optional(),
   /** Queries sampled per recall measurement of a `targetRecall` index. Default 100. */
