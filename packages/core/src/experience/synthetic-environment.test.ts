@@ -129,6 +129,18 @@ describe('SyntheticEnvironment', () => {
     expect(second.observation.text).toBe('Nothing happens.');
   });
 
+  it('ends the episode at a predicted state with no candidate action', async () => {
+    // A domain whose actions come from the elements in its state text, as on a web page.
+    const elements = { ...adapter, candidateActions: () => [] };
+    const env = await environment({ adapter: elements, k: 0 });
+    await env.reset(withStart);
+    const step = await env.step('go right');
+    expect(step.observation).toEqual({ text: 'Nothing happens.', actions: [] });
+    expect(step).toMatchObject({ done: true, truncated: false, reward: 0 });
+    expect(step.info.success).toBe(false);
+    expect(env.steps.at(-1)?.done).toBe(true);
+  });
+
   it('refuses tasks it cannot start', async () => {
     const searchOnly: TransitionRetriever = { search: async () => [] };
     const noInitial: ExperienceModel = { id: 'plain', predict: (input) => model.predict(input) };

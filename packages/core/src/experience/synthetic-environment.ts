@@ -163,10 +163,13 @@ export class SyntheticEnvironment implements Environment {
       reasoning: prediction.reasoning,
     };
     const truncated = !prediction.done && stepIndex + 1 >= this.maxSteps;
-    const done = prediction.done || truncated;
-    step.done = done;
     this.history.push(step);
     const observation = this.withActions(prediction.observation, this.history);
+    // A predicted state with nothing to act on ends the episode, unsuccessful (the model's
+    // "Nothing happens." on a web page, whose state mapper finds no element in it): no policy
+    // could take the next step.
+    const done = prediction.done || truncated || observation.actions!.length === 0;
+    step.done = done;
     this.state = observation;
     this.done = done;
     return {
