@@ -16,6 +16,7 @@ import {
   trajectoryToTransitions,
 } from '@dreamgym/core';
 import { cloneBehaviour } from '@dreamgym/core/training';
+import { experimentBaseConfig } from './experiment-conditions.js';
 
 /** A progress line on stderr, prefixed with the time of day. */
 export const log = (message: string) =>
@@ -42,25 +43,7 @@ export interface AlfworldProtocolSettings {
 
 /** The loop configuration every condition of the ALFWorld experiment starts from. */
 export function alfworldBaseConfig(settings: AlfworldProtocolSettings): DreamGymConfigInput {
-  return {
-    seed: settings.seed,
-    iterations: settings.iterations,
-    tasksPerIteration: 16,
-    rolloutsPerTask: 4,
-    maxSteps: settings.maxSteps,
-    concurrency: 8,
-    realConcurrency: settings.servers,
-    algorithm: 'grpo',
-    trainer: {
-      epochs: 2,
-      ...(settings.rlLearningRate === undefined ? {} : { learningRate: settings.rlLearningRate }),
-    },
-    policy: { hashBits: 18, learningRate: 0.05 },
-    curriculum: { lambda: 0.3, tasksToExpand: 4, variantsPerTask: 2 },
-    retrieval: { k: 8 },
-    evaluation: { every: 0, environments: [] },
-    simToReal: { realTransitionBudget: 0, tasksPerIteration: 8, rolloutsPerTask: 4 },
-  };
+  return experimentBaseConfig({ ...settings, realConcurrency: settings.servers });
 }
 
 /**

@@ -1,8 +1,42 @@
 /**
  * The paper's experimental conditions as DreamGym loop configurations, shared by the ALFWorld
- * and MiniWoB++ experiments: each starts from the experiment's base configuration.
+ * and MiniWoB++ experiments: each starts from the experiments' base configuration.
  */
 import type { DreamGymConfigInput } from '@dreamgym/core';
+
+/** The settings of an experiment's base configuration that its command line chooses. */
+export interface ExperimentSettings {
+  seed: number;
+  iterations: number;
+  maxSteps: number;
+  /** Episodes played in the real environment at once. */
+  realConcurrency: number;
+  /** The RL trainer's Adam learning rate; without it, the policy's (also behaviour cloning's). */
+  rlLearningRate?: number;
+}
+
+/** The loop configuration every condition of the ALFWorld and MiniWoB++ experiments starts from. */
+export function experimentBaseConfig(settings: ExperimentSettings): DreamGymConfigInput {
+  return {
+    seed: settings.seed,
+    iterations: settings.iterations,
+    tasksPerIteration: 16,
+    rolloutsPerTask: 4,
+    maxSteps: settings.maxSteps,
+    concurrency: 8,
+    realConcurrency: settings.realConcurrency,
+    algorithm: 'grpo',
+    trainer: {
+      epochs: 2,
+      ...(settings.rlLearningRate === undefined ? {} : { learningRate: settings.rlLearningRate }),
+    },
+    policy: { hashBits: 18, learningRate: 0.05 },
+    curriculum: { lambda: 0.3, tasksToExpand: 4, variantsPerTask: 2 },
+    retrieval: { k: 8 },
+    evaluation: { every: 0, environments: [] },
+    simToReal: { realTransitionBudget: 0, tasksPerIteration: 8, rolloutsPerTask: 4 },
+  };
+}
 
 /** The conditions every experiment runs. */
 export const PAPER_CONDITIONS = ['random', 'bc', 'real-rl', 'dreamgym', 'dreamgym-s2r'] as const;

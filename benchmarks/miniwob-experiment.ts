@@ -58,7 +58,11 @@ import {
   createMiniwobAdapter,
   MINIWOB_EXPERIMENT_TASKS,
 } from '@dreamgym/miniwob';
-import { conditionConfig, PAPER_CONDITIONS } from './experiment-conditions.js';
+import {
+  conditionConfig,
+  experimentBaseConfig,
+  PAPER_CONDITIONS,
+} from './experiment-conditions.js';
 import { ensureMiniwobExperimentDataset } from './miniwob-dataset.js';
 
 const { values } = parseArgs({
@@ -114,22 +118,12 @@ const loadTimer = setInterval(() => loadSamples.push(loadavg()[0]!), 30_000);
 loadTimer.unref();
 
 function baseConfig(seed: number): DreamGymConfigInput {
-  return {
+  return experimentBaseConfig({
     seed,
     iterations: Number(values.iterations),
-    tasksPerIteration: 16,
-    rolloutsPerTask: 4,
     maxSteps,
-    concurrency: 8,
     realConcurrency,
-    algorithm: 'grpo',
-    trainer: { epochs: 2 },
-    policy: { hashBits: 18, learningRate: 0.05 },
-    curriculum: { lambda: 0.3, tasksToExpand: 4, variantsPerTask: 2 },
-    retrieval: { k: 8 },
-    evaluation: { every: 0, environments: [] },
-    simToReal: { realTransitionBudget: 0, tasksPerIteration: 8, rolloutsPerTask: 4 },
-  };
+  });
 }
 
 /** Success of a set of episodes, with the Wilson interval. */
