@@ -1,5 +1,5 @@
 /**
- * A learning curve's points on disk, for the budgets experiments: each point's folder keeps
+ * A learning curve's points on disk, for the budgets experiments (`budgets-driver.ts`): each point's folder keeps
  * the policy as it was when the point was reached and `cost.json` (what reaching it took).
  * Points are kept from the loop's `onIteration` as its run crosses them, so a resumed run
  * keeps exactly the points its checkpoint does not cover.
@@ -8,7 +8,12 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EvaluationMetrics, IterationMetrics } from '@dreamgym/core';
-import type { BudgetCondition, CurvePoint, SplitResult } from './budgets-report.js';
+import {
+  type BudgetCondition,
+  type CurvePoint,
+  greedyOn,
+  type SplitResult,
+} from './budgets-report.js';
 
 /** What reaching a curve point took, from the starting policy. */
 export interface PointCost {
@@ -62,13 +67,19 @@ export function findPoint(
   );
 }
 
-/** Whether every evaluation of `point` is in the results (a final point's sampled and gap ones too). */
-export function measured(point: CurvePoint | undefined, final: boolean): boolean {
-  if (!point?.valid_seen || !point.valid_unseen) return false;
+/**
+ * Whether every evaluation of `point` on `splits` is in the results (a final point's sampled
+ * and gap ones too).
+ */
+export function measured(
+  point: CurvePoint | undefined,
+  final: boolean,
+  splits: readonly string[],
+): boolean {
+  if (!point || !splits.every((split) => greedyOn(point, split))) return false;
   if (!final) return true;
   return Boolean(
-    point.sampled?.valid_seen &&
-      point.sampled.valid_unseen &&
+    splits.every((split) => point.sampled?.[split]) &&
       point.syntheticToRealGap?.synthetic !== undefined &&
       point.syntheticToRealGap.real !== undefined,
   );

@@ -1,8 +1,9 @@
 /**
- * The budgets experiment's summary and report (`alfworld-budgets.ts`): success pooled over
- * seeds with Wilson intervals, the final table, the paper's two claims stated against the
- * figures, and the HTML page with the learning curves (success against real transitions,
- * shaded 95% intervals).
+ * The budgets experiments' summary and report (`alfworld-budgets.ts`, `miniwob-budgets.ts`):
+ * success pooled over seeds with Wilson intervals, the final table, the paper's two claims
+ * stated against the figures, and the HTML page with the learning curves (success against
+ * real transitions, shaded 95% intervals). The domain names its evaluation splits and the
+ * words the page uses for itself.
  */
 import { escapeHtml, htmlPage, lineChart } from '@dreamgym/cli';
 import { wilsonInterval95 } from '@dreamgym/core';
@@ -37,19 +38,41 @@ export interface CurvePoint {
   updates: number;
   /** Training wall time from the starting policy (behaviour cloning not counted). */
   wallSeconds: number;
-  /** Greedy real success. */
-  valid_seen?: SplitResult;
-  valid_unseen?: SplitResult;
-  /** Sampled real success (final points). */
-  sampled?: { valid_seen?: SplitResult; valid_unseen?: SplitResult };
-  /** The same training games greedy in the synthetic environment and on the real engine (final points). */
+  // Greedy real success on each evaluation split sits at the top level, under the split's
+  // name (`valid_seen`, `eval`), as the first results file has it: read it with `greedyOn`.
+  /** Sampled real success by split (final points). */
+  sampled?: Partial<Record<string, SplitResult>>;
+  /** The same training tasks greedy in the synthetic environment and on the real one (final points). */
   syntheticToRealGap?: { tasks: number; synthetic?: number; real?: number };
   /** Whether this point ends its condition's training (the point the final table reads). */
   final: boolean;
 }
 
+/** A point's greedy real success on `split`. */
+export function greedyOn(point: CurvePoint, split: string): SplitResult | undefined {
+  return (point as unknown as Partial<Record<string, SplitResult>>)[split];
+}
+
+/** Records a point's greedy real success on `split`. */
+export function setGreedy(point: CurvePoint, split: string, result: SplitResult): void {
+  (point as unknown as Record<string, SplitResult>)[split] = result;
+}
+
+/** The words the report uses for its domain. */
+export interface BudgetLabels {
+  /** The domain's name in titles: `ALFWorld`. */
+  domain: string;
+  /** Where real success is measured: `the real engine`. */
+  environment: string;
+  /** The training tasks played in both environments: `training games`. */
+  trainingTasks: string;
+}
+
 /** What the report states besides the points: the budgets and how the start was made. */
 export interface BudgetSettings {
+  /** The evaluation splits every point is measured on, in report order. */
+  splits: readonly string[];
+  labels: BudgetLabels;
   /** Real-env RL's final budget (the paper's 80K). */
   finalBudget: number;
   /** DreamGym-S2R's real budget (the paper's 5K). */
@@ -78,15 +101,28 @@ function poolResults(results: ReadonlyArray<SplitResult | undefined>): SplitResu
   };
 }
 
-/** Greedy success pooled over seeds and both splits, with the pool's Wilson interval. */
-export function pooled(points: readonly CurvePoint[]): SplitResult | undefined {
-  return poolResults(points.flatMap((point) => [point.valid_seen, point.valid_unseen]));
+/** Greedy success pooled over seeds and `splits`, with the pool's Wilson interval. */
+export function pooled(
+  points: readonly CurvePoint[],
+  splits: readonly string[],
+): SplitResult | undefined {
+  return poolResults(points.flatMap((point) => splits.map((split) => greedyOn(point, split))));
 }
 
-const finalPoints = (curves: readonly CurvePoint[], condition: BudgetCondition) =>
+/** What pooling over every split is called: the split itself, `both splits`, `all splits`. */
+const allSplits = (splits: readonly string[]) =>
+  splits.length === 1 ? splits[0]! : splits.length === 2 ? 'both splits' : 'all splits';
+
+const finalPoints = (
+  curves: readonly CurvePoint[],
+  condition: BudgetCondition,
+  splits: readonly string[],
+) =>
   curves.filter(
     (point) =>
-      point.condition === condition && point.final && point.valid_seen && point.valid_unseen,
+      point.condition === condition &&
+      point.final &&
+      splits.every((split) => greedyOn(point, split)),
   );
 const disjoint = (a: SplitResult, b: SplitResult) =>
   a.interval[0] > b.interval[1] || b.interval[0] > a.interval[1];
@@ -99,13 +135,13 @@ export const withInterval = (value: SplitResult | undefined) =>
 
 /** The paper's claims, each with the figures and whether they support it. */
 export function budgetClaims(curves: readonly CurvePoint[], settings: BudgetSettings) {
-  const { finalBudget, s2rBudget } = settings;
-  const start = pooled(finalPoints(curves, 'start'));
-  const realRl = pooled(finalPoints(curves, 'real-grpo'));
-  const dreamgym = pooled(finalPoints(curves, 'dreamgym'));
-  const s2r = pooled(finalPoints(curves, 'dreamgym-s2r'));
-  const seedsOf = (condition: BudgetCondition) =>
-    finalPoints(curves, condition).map((point) => point.seed);
+  const { finalBudget, s2rBudget, splits } = settings;
+  const final = (condition: BudgetCondition) => finalPoints(curves, condition, splits);
+  const start = pooled(final('start'), splits);
+  const realRl = pooled(final('real-grpo'), splits);
+  const dreamgym = pooled(final('dreamgym'), splits);
+  const s2r = pooled(final('dreamgym-s2r'), splits);
+  const seedsOf = (condition: BudgetCondition) => final(condition).map((point) => point.seed);
   const figures = {
     start,
     realGrpo: realRl,
@@ -123,7 +159,7 @@ export function budgetClaims(curves: readonly CurvePoint[], settings: BudgetSett
           claim: `Real-env GRPO with ${finalBudget} real transitions improves on the starting policy (the premise of both claims).`,
           figures: { start, realGrpo: realRl },
           supported: realRl.successRate > start.successRate && disjoint(realRl, start),
-          note: `${withInterval(realRl)} against ${withInterval(start)} (greedy, both splits, pooled over seeds)`,
+          note: `${withInterval(realRl)} against ${withInterval(start)} (greedy, ${allSplits(splits)}, pooled over seeds)`,
         }
       : undefined;
   return [
@@ -154,16 +190,18 @@ export function budgetClaims(curves: readonly CurvePoint[], settings: BudgetSett
 }
 
 /** The final point of every condition, pooled over its seeds. */
-export function budgetTable(curves: readonly CurvePoint[]) {
+export function budgetTable(curves: readonly CurvePoint[], splits: readonly string[]) {
   return BUDGET_CONDITIONS.map((condition) => {
-    const points = finalPoints(curves, condition);
+    const points = finalPoints(curves, condition, splits);
     if (points.length === 0) return undefined;
     const mean = (read: (point: CurvePoint) => number | undefined) => {
       const numbers = points.map(read).filter((value): value is number => value !== undefined);
       return numbers.length === 0 ? undefined : numbers.reduce((a, b) => a + b, 0) / numbers.length;
     };
-    const pool = (read: (point: CurvePoint) => SplitResult | undefined) =>
-      poolResults(points.map(read));
+    const bySplit = (read: (point: CurvePoint, split: string) => SplitResult | undefined) =>
+      new Map(
+        splits.map((split) => [split, poolResults(points.map((point) => read(point, split)))]),
+      );
     return {
       condition,
       seeds: points.map((point) => point.seed),
@@ -171,17 +209,31 @@ export function budgetTable(curves: readonly CurvePoint[]) {
       syntheticTransitions: mean((point) => point.syntheticTransitions)!,
       updates: mean((point) => point.updates)!,
       wallSeconds: mean((point) => point.wallSeconds)!,
-      valid_seen: pool((point) => point.valid_seen),
-      valid_unseen: pool((point) => point.valid_unseen),
-      sampled_valid_seen: pool((point) => point.sampled?.valid_seen),
-      sampled_valid_unseen: pool((point) => point.sampled?.valid_unseen),
-      both: pooled(points),
+      greedy: bySplit(greedyOn),
+      sampled: bySplit((point, split) => point.sampled?.[split]),
+      all: pooled(points, splits),
       syntheticToRealGap: {
         synthetic: mean((point) => point.syntheticToRealGap?.synthetic),
         real: mean((point) => point.syntheticToRealGap?.real),
       },
     };
   }).filter((row) => row !== undefined);
+}
+
+/**
+ * The final table as the results file keeps it: each split's greedy success under its name,
+ * the sampled ones under `sampled_<split>`, and with several splits their pool as `both`.
+ */
+export function budgetTableRecord(curves: readonly CurvePoint[], splits: readonly string[]) {
+  return budgetTable(curves, splits).map(
+    ({ greedy, sampled, all, syntheticToRealGap, ...row }) => ({
+      ...row,
+      ...Object.fromEntries(greedy),
+      ...Object.fromEntries([...sampled].map(([split, value]) => [`sampled_${split}`, value])),
+      ...(splits.length > 1 ? { both: all } : {}),
+      syntheticToRealGap,
+    }),
+  );
 }
 
 const COLORS: Partial<Record<BudgetCondition, number>> = {
@@ -197,9 +249,14 @@ export function renderBudgetReport(
   curves: readonly CurvePoint[],
   settings: BudgetSettings,
 ): string {
-  const { finalBudget, marks, gapTaskCount, startHow } = settings;
-  const document = { curves, table: budgetTable(curves), claims: budgetClaims(curves, settings) };
-  const chart = (split: 'valid_seen' | 'valid_unseen' | 'both') => {
+  const { finalBudget, marks, gapTaskCount, startHow, splits, labels } = settings;
+  const document = {
+    curves,
+    table: budgetTable(curves, splits),
+    claims: budgetClaims(curves, settings),
+  };
+  /** One split's curves, or (no split) the pool of every split. */
+  const chart = (split?: string) => {
     const series = (['real-grpo', 'real-ppo', 'dreamgym', 'dreamgym-s2r'] as const).flatMap(
       (condition) => {
         const bySeed = new Map<number, CurvePoint[]>();
@@ -239,16 +296,7 @@ export function renderBudgetReport(
             points.filter((point) => point.mark === mark),
           );
           const x = at.reduce((total, point) => total + point.realTransitions, 0) / at.length;
-          const value =
-            split === 'both'
-              ? pooled(at)
-              : pooled(
-                  at.map((point) => ({
-                    ...point,
-                    valid_seen: point[split],
-                    valid_unseen: undefined,
-                  })),
-                );
+          const value = pooled(at, split === undefined ? splits : [split]);
           if (!value) continue;
           line.push([x, value.successRate]);
           band.push([x, value.interval[0], value.interval[1]]);
@@ -287,10 +335,7 @@ export function renderBudgetReport(
       },
     );
     return lineChart({
-      title:
-        split === 'both'
-          ? 'Both splits, greedy, pooled over seeds'
-          : `${split}, greedy, pooled over seeds`,
+      title: `${split ?? capitalised(allSplits(splits))}, greedy, pooled over seeds`,
       xLabel: 'real transitions used (sqrt scale)',
       yLabel: 'real success',
       series,
@@ -306,10 +351,11 @@ export function renderBudgetReport(
     value === undefined
       ? '<td>–</td>'
       : `<td>${pct(value.successRate)} <span class="ci">[${(100 * value.interval[0]).toFixed(1)}, ${(100 * value.interval[1]).toFixed(1)}] n=${value.episodes}</span></td>`;
+  const several = splits.length > 1;
   const rows = document.table
     .map(
       (row) =>
-        `<tr><th>${escapeHtml(row.condition)}</th><td>${row.seeds.join(', ')}</td><td>${Math.round(row.realTransitions)}</td><td>${Math.round(row.syntheticTransitions)}</td><td>${Math.round(row.updates)}</td><td>${(row.wallSeconds / 60).toFixed(1)}</td>${cell(row.valid_seen)}${cell(row.valid_unseen)}${cell(row.both)}${cell(row.sampled_valid_seen)}${cell(row.sampled_valid_unseen)}<td>${pct(row.syntheticToRealGap.synthetic)} vs ${pct(row.syntheticToRealGap.real)}</td></tr>`,
+        `<tr><th>${escapeHtml(row.condition)}</th><td>${row.seeds.join(', ')}</td><td>${Math.round(row.realTransitions)}</td><td>${Math.round(row.syntheticTransitions)}</td><td>${Math.round(row.updates)}</td><td>${(row.wallSeconds / 60).toFixed(1)}</td>${splits.map((split) => cell(row.greedy.get(split))).join('')}${several ? cell(row.all) : ''}${splits.map((split) => cell(row.sampled.get(split))).join('')}<td>${pct(row.syntheticToRealGap.synthetic)} vs ${pct(row.syntheticToRealGap.real)}</td></tr>`,
     )
     .join('\n');
   const claimItems = document.claims
@@ -321,34 +367,39 @@ export function renderBudgetReport(
   const curveRows = document.curves
     .map(
       (point) =>
-        `<tr><th>${escapeHtml(point.condition)}</th><td>${point.seed}</td><td>${point.realTransitions}</td><td>${point.syntheticTransitions}</td><td>${point.updates}</td><td>${(point.wallSeconds / 60).toFixed(1)}</td>${cell(point.valid_seen)}${cell(point.valid_unseen)}</tr>`,
+        `<tr><th>${escapeHtml(point.condition)}</th><td>${point.seed}</td><td>${point.realTransitions}</td><td>${point.syntheticTransitions}</td><td>${point.updates}</td><td>${(point.wallSeconds / 60).toFixed(1)}</td>${splits.map((split) => cell(greedyOn(point, split))).join('')}</tr>`,
     )
     .join('\n');
+  const header = (words: string) => `<th>${escapeHtml(words)}</th>`;
+  const greedyHeaders = splits.map((split) => header(`${split} greedy`)).join('');
+  const title = `DreamGym on ${labels.domain} at the paper’s budgets`;
   return htmlPage(
-    'DreamGym on ALFWorld at the paper’s budgets',
-    `<h1>DreamGym on ALFWorld at the paper’s budgets</h1>
-<p>Greedy success on the real engine against the real transitions each condition used. Every
+    title,
+    `<h1>${escapeHtml(title)}</h1>
+<p>Greedy success on ${escapeHtml(labels.environment)} against the real transitions each condition used. Every
 condition starts from the same policy: ${escapeHtml(startHow)}. Lines pool the seeds measured
 at each point; the shaded bands are 95% Wilson intervals. S2R's line starts at DreamGym's point.</p>
-<div class="charts">${chart('both')}${chart('valid_seen')}${chart('valid_unseen')}</div>
+<div class="charts">${several ? chart() : ''}${splits.map((split) => chart(split)).join('')}</div>
 <h2>The paper's claims</h2>
 <ul>${claimItems}</ul>
 <h2>Final points (greedy and sampled real success, pooled over seeds)</h2>
-<table><thead><tr><th>condition</th><th>seeds</th><th>real transitions</th><th>synthetic transitions</th><th>updates</th><th>training minutes</th><th>valid_seen greedy</th><th>valid_unseen greedy</th><th>both greedy</th><th>valid_seen sampled</th><th>valid_unseen sampled</th><th>synthetic vs real on ${gapTaskCount} training games</th></tr></thead>
+<table><thead><tr><th>condition</th><th>seeds</th><th>real transitions</th><th>synthetic transitions</th><th>updates</th><th>training minutes</th>${greedyHeaders}${several ? header(`${splits.length === 2 ? 'both' : 'all'} greedy`) : ''}${splits.map((split) => header(`${split} sampled`)).join('')}<th>synthetic vs real on ${gapTaskCount} ${escapeHtml(labels.trainingTasks)}</th></tr></thead>
 <tbody>${rows}</tbody></table>
 <h2>Every curve point</h2>
-<table><thead><tr><th>condition</th><th>seed</th><th>real transitions</th><th>synthetic transitions</th><th>updates</th><th>training minutes</th><th>valid_seen greedy</th><th>valid_unseen greedy</th></tr></thead>
+<table><thead><tr><th>condition</th><th>seed</th><th>real transitions</th><th>synthetic transitions</th><th>updates</th><th>training minutes</th>${greedyHeaders}</tr></thead>
 <tbody>${curveRows}</tbody></table>
 `,
   );
 }
 
+const capitalised = (words: string) => `${words[0]!.toUpperCase()}${words.slice(1)}`;
+
 /** The final table and the claims as progress lines, for the end of a run. */
 export function summaryLines(curves: readonly CurvePoint[], settings: BudgetSettings): string[] {
   return [
-    ...budgetTable(curves).map(
+    ...budgetTable(curves, settings.splits).map(
       (row) =>
-        `${row.condition} (seeds ${row.seeds.join(', ')}): ${withInterval(row.both)} greedy on both splits, ${Math.round(row.realTransitions)} real, ${Math.round(row.syntheticTransitions)} synthetic transitions, ${Math.round(row.updates)} updates`,
+        `${row.condition} (seeds ${row.seeds.join(', ')}): ${withInterval(row.all)} greedy on ${allSplits(settings.splits)}, ${Math.round(row.realTransitions)} real, ${Math.round(row.syntheticTransitions)} synthetic transitions, ${Math.round(row.updates)} updates`,
     ),
     ...budgetClaims(curves, settings).map(
       (claim) =>

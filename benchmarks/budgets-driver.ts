@@ -1,0 +1,589 @@
+/**
+ * The paper's experiment at the paper's budgets, for any domain (issue 29): greedy real
+ * success against the real transitions a condition used, as learning curves.
+ *
+ *   start           the domain's starting policy (behaviour cloning, chosen before any result)
+ *   real-grpo       the start, then GRPO in the real environment; snapshots at every mark
+ *                   (the paper's 3K, 10K, 30K and 80K real transitions)
+ *   real-ppo        the same with PPO (the paper's second real-env baseline)
+ *   dreamgym        the start, then DreamGym with 0 real transitions, for as many updates
+ *                   (iterations) as real-env GRPO of the same seed made to reach the last mark
+ *   dreamgym-s2r    the dreamgym policy, then GRPO in the real environment with the S2R budget
+ *   no-curriculum, no-replay, no-retrieval   dreamgym with one part switched off
+ *
+ * A domain's driver (`alfworld-budgets.ts`, `miniwob-budgets.ts`) gives its data, evaluation
+ * splits, real environment, starting policy and loop configuration as a `BudgetDomain`; this
+ * module runs the schedule. Every run builds the domain's embedded experience model afresh, so
+ * that what one run's real episodes teach it (`learn`) never reaches another. Each point is
+ * evaluated greedily in the real environment on every evaluation split; the final points also
+ * sampled, and on the same training tasks in the synthetic and the real environment.
+ *
+ * Resumable: run folders, checkpoints and curve points' policies live in the scratch folder,
+ * every evaluation is written to the results file as it finishes, and points measured in full
+ * there are not trained again. With no condition, the report is written from the results file
+ * alone (the domain is not loaded).
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { type DomainSetup, embeddedExperienceModel, reportEpisodes } from '@dreamgym/cli';
+import {
+  createLinearSoftmaxPolicy,
+  type DreamGymConfigInput,
+  DreamGymLoop,
+  type Environment,
+  type EvaluationMetrics,
+  evaluatePolicy,
+  type IterationMetrics,
+  type LinearSoftmaxPolicy,
+  parseDreamGymConfig,
+  SeededRandom,
+  syntheticEnvironmentFromConfig,
+  type Task,
+  type Trajectory,
+} from '@dreamgym/core';
+import { EnvironmentPool } from '@dreamgym/core/rollout';
+import { log, writeOfflineBuffer } from './alfworld-protocol.js';
+import {
+  findPoint,
+  marksCrossed,
+  measured,
+  type PointCost,
+  readCost,
+  runMetrics,
+  splitResult,
+  writeCost,
+} from './budgets-points.js';
+import {
+  BUDGET_CONDITIONS,
+  type BudgetCondition,
+  type BudgetLabels,
+  type BudgetSettings,
+  budgetClaims,
+  budgetTableRecord,
+  type CurvePoint,
+  greedyOn,
+  renderBudgetReport,
+  setGreedy,
+  summaryLines,
+} from './budgets-report.js';
+
+/** The flags every budgets driver takes; a domain adds its own. */
+const BUDGET_FLAGS = {
+  seeds: { type: 'string', default: '1,2' },
+  conditions: { type: 'string', default: 'start,real-grpo,dreamgym,dreamgym-s2r' },
+  marks: { type: 'string', default: '3000,10000,30000,80000' },
+  's2r-budget': { type: 'string', default: '5000' },
+  'gap-tasks': { type: 'string', default: '48' },
+  scratch: { type: 'string' },
+  out: { type: 'string' },
+} as const;
+
+/** The whole numbers of a comma-separated flag value; the error names the flag. */
+export function wholeNumbers(flag: string, text: string): number[] {
+  return text
+    .split(',')
+    .filter(Boolean)
+    .map((item) => {
+      const value = Number(item);
+      if (!Number.isInteger(value) || value < 0) {
+        throw new Error(`--${flag}: ${item} is not a whole number.`);
+      }
+      return value;
+    });
+}
+
+/** What one invocation runs, from `BUDGET_FLAGS`. */
+export interface BudgetRun {
+  seeds: number[];
+  conditions: BudgetCondition[];
+  /** Real-env RL's curve points, ascending; the last is its final budget. */
+  marks: number[];
+  s2rBudget: number;
+  /** Training tasks played in both environments at the final points. */
+  gapTaskCount: number;
+  scratch: string;
+  resultsDirectory: string;
+}
+
+/**
+ * The command line: the shared flags and the domain's `extra` ones (string options), and the
+ * run the shared ones name; the scratch folder defaults to `scratch/<benchmark>`.
+ */
+export function budgetCommandLine<Flag extends string>(
+  benchmark: string,
+  extra: Record<Flag, { type: 'string'; default?: string }>,
+): { run: BudgetRun; values: Partial<Record<Flag, string>> } {
+  const { values } = parseArgs({ options: { ...BUDGET_FLAGS, ...extra } });
+  const strings = values as Partial<Record<keyof typeof BUDGET_FLAGS | Flag, string>>;
+  return { run: budgetRun(strings, benchmark), values: strings };
+}
+
+function budgetRun(
+  values: Partial<Record<keyof typeof BUDGET_FLAGS, string>>,
+  benchmark: string,
+): BudgetRun {
+  const conditions = values.conditions!.split(',').filter(Boolean) as BudgetCondition[];
+  for (const condition of conditions) {
+    if (!BUDGET_CONDITIONS.includes(condition)) {
+      throw new Error(
+        `--conditions: unknown condition ${condition} (known: ${BUDGET_CONDITIONS.join(', ')}).`,
+      );
+    }
+  }
+  const root = resolve(import.meta.dirname, '..');
+  return {
+    seeds: wholeNumbers('seeds', values.seeds!),
+    conditions,
+    marks: wholeNumbers('marks', values.marks!).sort((a, b) => a - b),
+    s2rBudget: wholeNumbers('s2r-budget', values['s2r-budget']!)[0]!,
+    gapTaskCount: wholeNumbers('gap-tasks', values['gap-tasks']!)[0]!,
+    scratch: resolve(values.scratch ?? join(root, 'scratch', benchmark)),
+    resultsDirectory: values.out ? resolve(values.out) : resolve(import.meta.dirname, 'results'),
+  };
+}
+
+/** A domain, as far as the report needs it: nothing here loads data. */
+export interface BudgetDomain {
+  /** The results' name: `<benchmark>.json` and `<benchmark>-report.html`. */
+  benchmark: string;
+  labels: BudgetLabels;
+  /** The evaluation splits, in report order, with how many tasks each holds. */
+  evaluation: Record<string, number>;
+  /** Steps per episode, in both environments. */
+  maxSteps: number;
+  /** Every condition's loop configuration for `seed` (iterations and budgets set per condition). */
+  baseConfig(seed: number): DreamGymConfigInput;
+  /** What the results file says of the policy, the experience model and the data. */
+  protocol: Record<string, unknown>;
+  /** The starting policy: how it is made (`warmStart`, from `demonstrations`) and why. */
+  start: { how: string; why: string; warmStart: DreamGymConfigInput['warmStart'] };
+  /** The embedded experience model's parts (`embeddedExperienceModel`). */
+  experienceModel: { outcomeJudge?: boolean; worldMemory?: boolean };
+  load(): Promise<LoadedBudgetDomain>;
+}
+
+/** A domain's data and real environment. */
+export interface LoadedBudgetDomain {
+  setup: DomainSetup;
+  /** What the start clones (its successful trajectories). */
+  demonstrations: readonly Trajectory[];
+  /** The evaluation tasks of every split of `BudgetDomain.evaluation`. */
+  evaluationSets: Record<string, readonly Task[]>;
+  /** One real environment (the driver pools them). */
+  realEnvironment(): Promise<Environment>;
+  /** Releases what `load` started (browsers, servers). */
+  close(): Promise<void>;
+}
+
+/** Runs `run` on `domain`, or with no condition writes the report from the results file. */
+export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<void> {
+  const { seeds, conditions, marks, s2rBudget, gapTaskCount, scratch, resultsDirectory } = run;
+  const finalBudget = marks.at(-1)!;
+  const splits = Object.keys(domain.evaluation);
+  const { baseConfig, maxSteps } = domain;
+  await mkdir(scratch, { recursive: true });
+  await mkdir(resultsDirectory, { recursive: true });
+  const resultsFile = join(resultsDirectory, `${domain.benchmark}.json`);
+  const curves: CurvePoint[] = existsSync(resultsFile)
+    ? ((JSON.parse(await readFile(resultsFile, 'utf8')) as { curves?: CurvePoint[] }).curves ?? [])
+    : [];
+  const pointOf = (condition: BudgetCondition, seed: number, mark: number) =>
+    findPoint(curves, condition, seed, mark);
+  const settings: BudgetSettings = {
+    splits,
+    labels: domain.labels,
+    finalBudget,
+    s2rBudget,
+    marks,
+    gapTaskCount,
+    startHow: domain.start.how,
+  };
+
+  async function writeResults(): Promise<void> {
+    curves.sort(
+      (a, b) =>
+        BUDGET_CONDITIONS.indexOf(a.condition) - BUDGET_CONDITIONS.indexOf(b.condition) ||
+        a.seed - b.seed ||
+        a.realTransitions - b.realTransitions,
+    );
+    const document = {
+      benchmark: domain.benchmark,
+      date: new Date().toISOString(),
+      protocol: {
+        ...domain.protocol,
+        config: baseConfig(seeds[0]!),
+        marks,
+        s2rBudget,
+        evaluation: {
+          ...domain.evaluation,
+          maxSteps,
+          greedy: 'every point',
+          sampled: 'final points',
+          gapTasks: gapTaskCount,
+        },
+        dreamgymUpdates:
+          'as many iterations as real-env GRPO of the same seed made to reach the final budget',
+      },
+      start: {
+        how: domain.start.how,
+        why: domain.start.why,
+        bySeed: curves.filter((point) => point.condition === 'start'),
+      },
+      curves,
+      table: budgetTableRecord(curves, splits),
+      claims: budgetClaims(curves, settings),
+    };
+    const temporary = `${resultsFile}.tmp`;
+    await writeFile(temporary, `${JSON.stringify(document, null, 2)}\n`);
+    await rename(temporary, resultsFile);
+    await writeFile(
+      join(resultsDirectory, `${domain.benchmark}-report.html`),
+      renderBudgetReport(curves, settings),
+    );
+  }
+
+  if (conditions.length === 0) {
+    await writeResults();
+    for (const line of summaryLines(curves, settings)) log(line);
+    return;
+  }
+
+  const loaded = await domain.load();
+  const { setup } = loaded;
+  const offlineBuffer = await writeOfflineBuffer(setup, scratch);
+  log(`offline buffer: ${offlineBuffer.size} transitions`);
+  const realPool = new EnvironmentPool(() => loaded.realEnvironment());
+  const newPolicy = (seed: number) =>
+    createLinearSoftmaxPolicy(parseDreamGymConfig(baseConfig(seed)));
+  /** The embedded experience model, built afresh: one run's `learn` never reaches another's. */
+  const freshModels = () =>
+    embeddedExperienceModel(setup.adapter, setup.offlineTrajectories, domain.experienceModel);
+
+  async function evaluate(
+    policy: LinearSoftmaxPolicy,
+    options: {
+      environment: 'real' | 'synthetic';
+      tasks: readonly Task[];
+      greedy: boolean;
+      seed: number;
+      label: string;
+    },
+  ): Promise<EvaluationMetrics> {
+    const { environment } = options;
+    const config = baseConfig(options.seed);
+    const gapModel = environment === 'synthetic' ? freshModels() : undefined;
+    const gapBuffer = environment === 'synthetic' ? await offlineBuffer.fresh('gap') : undefined;
+    try {
+      const { metrics } = await evaluatePolicy({
+        policy,
+        onEpisode: reportEpisodes(
+          `${options.label} (${environment}, ${options.greedy ? 'greedy' : 'sampled'})`,
+        ),
+        environmentFactory:
+          environment === 'real'
+            ? () => realPool.lease()
+            : () =>
+                syntheticEnvironmentFromConfig(config, {
+                  experienceModel: gapModel!.experienceModel,
+                  retriever: gapBuffer!,
+                  adapter: setup.adapter,
+                }),
+        environment,
+        tasks: options.tasks,
+        maxSteps,
+        greedy: options.greedy,
+        concurrency: environment === 'real' ? config.realConcurrency! : 8,
+        random: new SeededRandom(options.seed + 1000),
+        candidateActions: (observation, history) =>
+          setup.adapter.candidateActions(observation, history),
+      });
+      return metrics;
+    } finally {
+      await gapBuffer?.close();
+    }
+  }
+
+  /** Where a condition's curve points keep their policies and what they cost. */
+  const pointDirectory = (condition: BudgetCondition, seed: number, realTransitions: number) =>
+    join(scratch, `points`, `${condition}-${seed}`, String(realTransitions));
+
+  /**
+   * Trains `condition` from the policy in `from` with `config` in its run folder (resumed when
+   * one is there), keeping the policy as the curve points `pointsReached` names for an
+   * iteration (given the run's metrics so far, this iteration's last) are reached. The loop
+   * waits for the copy before it saves the iteration's checkpoint, so a resumed run keeps
+   * exactly the points its checkpoint does not cover.
+   */
+  async function train(
+    condition: BudgetCondition,
+    seed: number,
+    config: DreamGymConfigInput,
+    from: string,
+    pointsReached: (records: readonly IterationMetrics[]) => number[],
+  ): Promise<void> {
+    const runDirectory = join(scratch, `run-${condition}-${seed}`);
+    const policy = newPolicy(seed);
+    await policy.loadState(from);
+    const models = freshModels();
+    const buffer = await offlineBuffer.fresh(`${condition}-${seed}`);
+    const started = performance.now();
+    const resumed = (await DreamGymLoop.latestCheckpoint(runDirectory)) !== undefined;
+    if (resumed) log(`${condition} seed ${seed}: resuming ${runDirectory}`);
+    try {
+      await new DreamGymLoop({
+        config,
+        components: {
+          adapter: setup.adapter,
+          policy,
+          experienceModel: models.experienceModel,
+          replayBuffer: buffer,
+          seedTasks: setup.seedTasks,
+          realEnvironment: () => realPool.lease(),
+          log,
+          onIteration: async (metrics, progress) => {
+            log(
+              `${condition} seed ${seed} ${progress.done}/${progress.total} ${metrics.phase}: training success ${(100 * metrics.successRate).toFixed(1)}%, real ${metrics.realTransitions}, synthetic ${metrics.syntheticTransitions}`,
+            );
+            const records = await runMetrics(runDirectory);
+            for (const point of pointsReached(records)) {
+              const directory = pointDirectory(condition, seed, point);
+              await policy.saveState(join(directory, 'policy'));
+              const cost: PointCost = {
+                realTransitions: metrics.realTransitions,
+                syntheticTransitions: metrics.syntheticTransitions,
+                updates: metrics.iteration + 1,
+                wallSeconds: records.reduce((total, record) => total + record.seconds, 0),
+              };
+              await writeCost(directory, cost);
+              log(`${condition} seed ${seed}: kept the policy at ${point} real transitions`);
+            }
+          },
+        },
+        runDirectory,
+      }).run({ resume: true });
+    } finally {
+      await buffer.close();
+    }
+    log(
+      `${condition} seed ${seed}: trained (${((performance.now() - started) / 60_000).toFixed(1)} min this time)`,
+    );
+  }
+
+  /** The starting policy of `seed`, made once into the scratch folder. */
+  async function startPolicy(seed: number): Promise<string> {
+    const directory = pointDirectory('start', seed, 0);
+    if (await readCost(directory)) return join(directory, 'policy');
+    const policy = newPolicy(seed);
+    const result = await new DreamGymLoop({
+      config: { ...baseConfig(seed), iterations: 0, warmStart: domain.start.warmStart },
+      components: {
+        adapter: setup.adapter,
+        policy,
+        experienceModel: setup.experienceModel,
+        replayBuffer: setup.replayBuffer,
+        seedTasks: setup.seedTasks,
+        demonstrations: [...loaded.demonstrations],
+        log,
+      },
+      runDirectory: join(scratch, `run-start-${seed}`),
+    }).run({ resume: true });
+    const cloning = result.warmStart;
+    log(
+      `start seed ${seed}: ${cloning ? `behaviour cloning kept epoch ${cloning.bestEpoch} of ${cloning.epochs.length} on ${cloning.trainSamples} demonstrated steps, held-out NLL ${cloning.initialHeldOutNegativeLogLikelihood.toFixed(3)} -> ${cloning.bestHeldOutNegativeLogLikelihood.toFixed(3)}` : 'cloned earlier'}`,
+    );
+    await policy.saveState(join(directory, 'policy'));
+    await writeCost(directory, {
+      realTransitions: 0,
+      syntheticTransitions: 0,
+      updates: 0,
+      wallSeconds: 0,
+    });
+    return join(directory, 'policy');
+  }
+
+  /** A real-env RL condition: snapshots at every mark. */
+  async function trainReal(condition: 'real-grpo' | 'real-ppo', seed: number): Promise<void> {
+    if (await readCost(pointDirectory(condition, seed, finalBudget))) return;
+    const from = await startPolicy(seed);
+    const base = baseConfig(seed);
+    await train(
+      condition,
+      seed,
+      {
+        ...base,
+        algorithm: condition === 'real-grpo' ? 'grpo' : 'ppo',
+        iterations: 0,
+        // Real-env RL has no experience model: nothing would read real steps in the buffer.
+        simToReal: { ...base.simToReal!, realTransitionBudget: finalBudget, addToBuffer: false },
+      },
+      from,
+      (records) => marksCrossed(records, marks),
+    );
+  }
+
+  /**
+   * Real-env GRPO's updates to reach the final budget for `seed`: DreamGym makes as many. From
+   * the scratch folder, or from the results file when the scratch folder that trained it is gone.
+   */
+  async function updatesAtFinalBudget(seed: number): Promise<number> {
+    const cost =
+      (await readCost(pointDirectory('real-grpo', seed, finalBudget))) ??
+      pointOf('real-grpo', seed, finalBudget);
+    if (!cost) {
+      throw new Error(
+        `DreamGym makes as many updates as real-env GRPO made to reach ${finalBudget} real transitions: run real-grpo for seed ${seed} first.`,
+      );
+    }
+    return cost.updates;
+  }
+
+  async function trainSynthetic(condition: BudgetCondition, seed: number): Promise<void> {
+    if (await readCost(pointDirectory(condition, seed, 0))) return;
+    const updates = await updatesAtFinalBudget(seed);
+    const from = await startPolicy(seed);
+    await train(
+      condition,
+      seed,
+      SYNTHETIC_VARIANTS[condition]!({ ...baseConfig(seed), iterations: updates }),
+      from,
+      (records) => (records.length === updates ? [0] : []),
+    );
+  }
+
+  async function trainSimToReal(seed: number): Promise<void> {
+    if (await readCost(pointDirectory('dreamgym-s2r', seed, s2rBudget))) return;
+    await trainSynthetic('dreamgym', seed);
+    const dreamgym = pointDirectory('dreamgym', seed, 0);
+    const synthetic = (await readCost(dreamgym))!;
+    const base = baseConfig(seed);
+    await train(
+      'dreamgym-s2r',
+      seed,
+      {
+        ...base,
+        iterations: 0,
+        simToReal: { ...base.simToReal!, realTransitionBudget: s2rBudget },
+      },
+      join(dreamgym, 'policy'),
+      (records) => marksCrossed(records, [s2rBudget]),
+    );
+    // The S2R point counts the synthetic phase it started from.
+    const directory = pointDirectory('dreamgym-s2r', seed, s2rBudget);
+    const real = (await readCost(directory))!;
+    await writeCost(directory, {
+      realTransitions: real.realTransitions,
+      syntheticTransitions: synthetic.syntheticTransitions,
+      updates: synthetic.updates + real.updates,
+      wallSeconds: synthetic.wallSeconds + real.wallSeconds,
+    });
+  }
+
+  /** Evaluates what the point still lacks, writing the results file after every measurement. */
+  async function evaluatePoint(
+    condition: BudgetCondition,
+    seed: number,
+    realTransitions: number,
+    final: boolean,
+  ): Promise<void> {
+    const directory = pointDirectory(condition, seed, realTransitions);
+    const cost = (await readCost(directory))!;
+    let point = pointOf(condition, seed, realTransitions);
+    if (!point) {
+      point = { condition, seed, mark: realTransitions, ...cost, final };
+      curves.push(point);
+    }
+    Object.assign(point, cost, { final });
+    const policy = newPolicy(seed);
+    await policy.loadState(join(directory, 'policy'));
+    const label = `${condition} seed ${seed} at ${realTransitions} real`;
+    const real = (split: string, greedy: boolean) =>
+      evaluate(policy, {
+        environment: 'real',
+        tasks: loaded.evaluationSets[split]!,
+        greedy,
+        seed,
+        label: `${label} ${split}`,
+      });
+    for (const split of splits) {
+      if (greedyOn(point, split)) continue;
+      setGreedy(point, split, splitResult(await real(split, true)));
+      await writeResults();
+    }
+    if (!final) return;
+    point.sampled ??= {};
+    for (const split of splits) {
+      if (point.sampled[split]) continue;
+      point.sampled[split] = splitResult(await real(split, false));
+      await writeResults();
+    }
+    const gapTasks = new SeededRandom(seed)
+      .fork('gap-tasks')
+      .shuffle([...setup.seedTasks])
+      .slice(0, gapTaskCount);
+    point.syntheticToRealGap ??= { tasks: gapTasks.length };
+    for (const environment of ['synthetic', 'real'] as const) {
+      if (point.syntheticToRealGap[environment] !== undefined) continue;
+      const metrics = await evaluate(policy, {
+        environment,
+        tasks: gapTasks,
+        greedy: true,
+        seed,
+        label: `${label} ${domain.labels.trainingTasks}`,
+      });
+      point.syntheticToRealGap[environment] = metrics.successRate;
+      await writeResults();
+    }
+  }
+
+  try {
+    for (const seed of seeds) {
+      for (const condition of conditions) {
+        const points = condition.startsWith('real-')
+          ? marks.map((mark) => [mark, mark === finalBudget] as const)
+          : ([[condition === 'dreamgym-s2r' ? s2rBudget : 0, true]] as const);
+        // Measured in full (perhaps by a run whose scratch folder is gone): nothing to do.
+        if (
+          points.every(([mark, final]) => measured(pointOf(condition, seed, mark), final, splits))
+        ) {
+          log(`== seed ${seed}: ${condition} is measured`);
+          continue;
+        }
+        log(`== seed ${seed}: ${condition}`);
+        switch (condition) {
+          case 'start':
+            await startPolicy(seed);
+            break;
+          case 'real-grpo':
+          case 'real-ppo':
+            await trainReal(condition, seed);
+            break;
+          case 'dreamgym-s2r':
+            await trainSimToReal(seed);
+            break;
+          default:
+            await trainSynthetic(condition, seed);
+        }
+        for (const [mark, final] of points) await evaluatePoint(condition, seed, mark, final);
+      }
+    }
+    await writeResults();
+  } finally {
+    await realPool.closeAll();
+    await loaded.close();
+  }
+  for (const line of summaryLines(curves, settings)) log(line);
+}
+
+const SYNTHETIC_VARIANTS: Partial<
+  Record<BudgetCondition, (config: DreamGymConfigInput) => DreamGymConfigInput>
+> = {
+  dreamgym: (config) => config,
+  'no-curriculum': (config) => ({
+    ...config,
+    curriculum: { ...config.curriculum, enabled: false },
+  }),
+  'no-replay': (config) => ({ ...config, replayWriteBack: false }),
+  'no-retrieval': (config) => ({ ...config, retrieval: { enabled: false, k: 8 } }),
+};
