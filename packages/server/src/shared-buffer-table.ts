@@ -36,15 +36,18 @@ export interface SharedBatchRow {
   transitions: string;
 }
 
+interface LanceQuery {
+  where(filter: string): LanceQuery;
+  select(columns: string[]): LanceQuery;
+  toArray(): Promise<Record<string, unknown>[]>;
+}
+
 interface LanceTable {
   add(rows: Record<string, unknown>[]): Promise<unknown>;
   checkoutLatest(): Promise<void>;
   version(): Promise<number>;
   schema(): Promise<{ fields: { name: string; type: unknown }[] }>;
-  query(): {
-    where(filter: string): { toArray(): Promise<Record<string, unknown>[]> };
-    toArray(): Promise<Record<string, unknown>[]>;
-  };
+  query(): LanceQuery;
   optimize(options: { cleanupOlderThan: Date }): Promise<unknown>;
   close(): void;
 }
@@ -185,14 +188,34 @@ export class SharedBufferTable {
    * Rows not written by `exclude` that come after `seen` (writer -> highest sequence already
    * taken), in each writer's order.
    */
-  async rowsAfter(exclude: string, seen: ReadonlyMap<string, number>): Promise<SharedBatchRow[]> {
+  rowsAfter(exclude: string, seen: ReadonlyMap<string, number>): Promise<SharedBatchRow[]> {
     const known = [exclude, ...seen.keys()];
-    const filter = [
-      `writer NOT IN (${known.map(quoted).join(', ')})`,
-      ...[...seen].map(
-        ([writer, sequence]) => `(writer = ${quoted(writer)} AND sequence > ${sequence})`,
-      ),
-    ].join(' OR ');
+    return this.rows(
+      [
+        `writer NOT IN (${known.map(quoted).join(', ')})`,
+        ...[...seen].map(
+          ([writer, sequence]) => `(writer = ${quoted(writer)} AND sequence > ${sequence})`,
+        ),
+      ].join(' OR '),
+    );
+  }
+
+  /** `writer`'s rows with a sequence in (`after`, `upTo`], in order. */
+  rowsOf(writer: string, after: number, upTo: number): Promise<SharedBatchRow[]> {
+    return this.rows(`writer = ${quoted(writer)} AND sequence > ${after} AND sequence <= ${upTo}`);
+  }
+
+  /** Each writer's highest sequence in the table (reads the two small columns only). */
+  async writerHeads(): Promise<Map<string, number>> {
+    const heads = new Map<string, number>();
+    for (const row of await this.table.query().select(['writer', 'sequence']).toArray()) {
+      const writer = String(row.writer);
+      heads.set(writer, Math.max(heads.get(writer) ?? 0, Number(row.sequence)));
+    }
+    return heads;
+  }
+
+  private async rows(filter: string): Promise<SharedBatchRow[]> {
     const rows = await this.table.query().where(filter).toArray();
     return (
       rows

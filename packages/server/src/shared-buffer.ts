@@ -10,6 +10,9 @@
  *   reads the rows other writers appended since the last sequence it took from each, and
  *   hands their transitions to the owner, which adds them to the local buffer the way
  *   write-backs are added (index, capacity eviction, retrieval cache, worker replicas).
+ * - At its start a replica catches up before it serves: one writer at a time, in pages of
+ *   256 batches, each page added before the next is read (a replica joining a long run holds
+ *   a page of the table in memory, not the table).
  * - A writer id is new with each start (`<replicaId>.<pid>.<start>`), so a replica that
  *   restarts takes every row again, its own earlier ones included: what its run folder
  *   replays already is the same transitions again (same ids, same content: no-ops), and
@@ -73,6 +76,9 @@ export interface SharedBufferStats {
 
 /** Versions of the table younger than this are kept by a compaction (readers may hold them). */
 const COMPACTION_KEEPS_MILLISECONDS = 10 * 60_000;
+
+/** Batches of one writer read at once when a replica catches up at its start. */
+const CATCH_UP_PAGE = 256;
 
 /** Recent lags kept for the percentiles. */
 const LAG_WINDOW = 1024;
@@ -205,13 +211,13 @@ export class SharedBuffer {
    * or restarts catches up), then polls every `pollMilliseconds`.
    */
   async start(apply: ApplyPulled): Promise<void> {
-    await this.pull(apply, { throwOnError: true });
+    await this.catchUp(apply);
     this.logger.log('info', 'shared_buffer.ready', { ...this.stats() });
     const tick = () => {
       this.timer = setTimeout(() => {
         this.polling = (async () => {
           if (this.waiting.length > 0) await this.appendWaiting();
-          await this.pull(apply, { throwOnError: false });
+          await this.pull(apply);
         })().finally(() => {
           if (!this.closed) tick();
         });
@@ -223,7 +229,48 @@ export class SharedBuffer {
   }
 
   /** Reads the rows other writers appended since the last look and applies them. */
-  private async pull(apply: ApplyPulled, options: { throwOnError: boolean }): Promise<void> {
+  /**
+   * Takes what other writers appended before this start, one writer at a time in pages of
+   * {@link CATCH_UP_PAGE} batches, each added before the next is read: a replica joining a
+   * long run holds one page of the table in memory, not the whole table.
+   */
+  private async catchUp(apply: ApplyPulled): Promise<void> {
+    const reading = async <T>(read: () => Promise<T>): Promise<T> => {
+      try {
+        return await read();
+      } catch (error) {
+        throw new ConfigError(
+          `${this.table.where}: reading the table failed: ${error instanceof Error ? error.message : String(error)}`,
+          { field: 'sharedBuffer.uri', cause: error },
+        );
+      }
+    };
+    const version = await reading(() => this.table.latestVersion());
+    const heads = await reading(() => this.table.writerHeads());
+    heads.delete(this.writer);
+    const behind = [...heads].reduce(
+      (sum, [writer, head]) => sum + Math.max(0, head - (this.seen.get(writer) ?? 0)),
+      0,
+    );
+    if (behind > 0) {
+      this.logger.log('info', 'shared_buffer.catching_up', {
+        writers: heads.size,
+        batches: behind,
+      });
+    }
+    for (const [writer, head] of [...heads].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      for (let after = this.seen.get(writer) ?? 0; after < head; ) {
+        const upTo = Math.min(head, after + CATCH_UP_PAGE);
+        const rows = await reading(() => this.table.rowsOf(writer, after, upTo));
+        await this.applyRows(rows, apply);
+        after = upTo;
+      }
+    }
+    this.seenVersion = version;
+    // Rows appended while this ran: the version has moved on, so the first poll takes them.
+  }
+
+  private async pull(apply: ApplyPulled): Promise<void> {
     let rows: SharedBatchRow[];
     try {
       const version = await this.table.latestVersion();
@@ -231,15 +278,14 @@ export class SharedBuffer {
       rows = await this.table.rowsAfter(this.writer, this.seen);
       this.seenVersion = version;
     } catch (error) {
-      if (options.throwOnError) {
-        throw new ConfigError(
-          `${this.table.where}: reading the table failed: ${error instanceof Error ? error.message : String(error)}`,
-          { field: 'sharedBuffer.uri', cause: error },
-        );
-      }
       this.failed('shared_buffer.read_failed', error);
       return;
     }
+    await this.applyRows(rows, apply);
+  }
+
+  /** Adds `rows` (each writer's in order) to the local buffer and marks them taken. */
+  private async applyRows(rows: readonly SharedBatchRow[], apply: ApplyPulled): Promise<void> {
     if (rows.length === 0) return;
     const batches = rows.flatMap((row) => {
       try {
