@@ -96,6 +96,9 @@ export class MiniwobEnvironment implements Environment {
       // Without a shared browser, the browser environment launches its own (and restarts it
       // after a crash).
       const inner = await BrowserEnvironment.create({
+        // MiniWoB++ pages keep no cookies or storage: an episode navigates the last one's tab,
+        // as MiniWoB++'s own environment does, instead of opening a new context and renderer.
+        reuseTab: true,
         ...options.browserOptions,
         maxSteps: options.maxSteps,
         actionTimeoutMs: options.actionTimeoutMs,

@@ -406,6 +406,33 @@ describe('BrowserEnvironment on pages written for the tests', () => {
     }
   });
 
+  it('with reuseTab, runs single-page episodes in the last one\'s tab and context, and no others', () =>
+    withEnvironment(
+      async (environment) => {
+        let observation = await environment.reset(pageTask(server, 'login.html'));
+        const firstPage = await environment.currentPage();
+        observation = (
+          await environment.step(`type [${idOf(observation, 'textbox', 'Username')}] [ada] [0]`)
+        ).observation;
+        await environment.step(`type [${idOf(observation, 'textbox', 'Password')}] [secret] [1]`);
+        // The next episode navigates the same tab: the cookie the login set is still there.
+        const kept = await environment.reset(pageTask(server, 'account.html'));
+        expect(await environment.currentPage()).toBe(firstPage);
+        expect(kept.text).toContain("heading 'Signed in as ada'");
+        // Its step budget starts again.
+        const steps = [await environment.step('scroll [down]'), await environment.step('scroll [up]')];
+        expect(steps.map((result) => result.done)).toEqual([false, false]);
+        expect((await environment.step('scroll [down]')).truncated).toBe(true);
+        // A start on two pages gets a fresh context (logged out), as does one after it.
+        const two = await environment.reset(pageTask(server, ['account.html', 'page-two.html']));
+        expect(two.text).toContain("heading 'Not signed in'");
+        expect(firstPage.isClosed()).toBe(true);
+        const third = await environment.reset(pageTask(server, 'account.html'));
+        expect(third.text).toContain("heading 'Not signed in'");
+      },
+      { reuseTab: true, maxSteps: 3 },
+    ));
+
   it('reports a task without a start page, and bad options, with the field', async () => {
     expect(() =>
       defaultTaskStart({ id: 't', domain: 'd', instruction: 'i', origin: 'seed', meta: {} }),

@@ -89,7 +89,7 @@ interface Episode {
 /**
  * A real browser as an {@link Environment}. One instance runs one episode at a time; every
  * `reset` opens a fresh browser context (so no cookies leak between episodes) and the
- * previous one is closed.
+ * previous one is closed, unless `reuseTab` keeps it for single-page starts.
  *
  * - `reset(task)` opens the task's start pages (`hooks.start`, default `task.meta.startUrl`)
  *   and returns the first observation: tab header, URL and the AX tree with element ids.
@@ -186,9 +186,83 @@ export class BrowserEnvironment implements Environment {
 
   async reset(task: Task): Promise<Observation> {
     this.assertOpen('reset');
-    await this.endEpisode();
-    const start = await (this.hooks.start ?? defaultTaskStart)(task);
+    const previous = this.episode;
+    this.episode = undefined;
+    let start: BrowserTaskStart;
+    try {
+      start = await (this.hooks.start ?? defaultTaskStart)(task);
+    } catch (error) {
+      await previous?.context.close().catch(() => undefined);
+      throw error;
+    }
     const browser = await this.ensureBrowser();
+    const kept =
+      previous !== undefined && this.canReuse(previous, start, browser) ? previous : undefined;
+    if (previous !== undefined && kept === undefined) {
+      await previous.context.close().catch(() => undefined);
+    }
+    const { context, tabs, episode } = kept
+      ? { context: kept.context, tabs: kept.tabs, episode: kept as Partial<Episode> }
+      : await this.openContext(task, start, browser);
+    try {
+      if (kept) {
+        const page = await tabs.focus(0);
+        await page.goto(start.urls[0]!, { waitUntil: 'load' });
+      } else {
+        for (const url of start.urls) {
+          const page = await tabs.newTab();
+          await page.goto(url, { waitUntil: 'load' });
+        }
+      }
+      const first = await tabs.focus(0);
+      const observer = new PageObserver({
+        viewportOnly: this.options.viewportOnly,
+        maxTokens: this.options.maxObservationTokens,
+      });
+      Object.assign(episode, {
+        task,
+        context,
+        tabs,
+        observer,
+        stepCount: 0,
+        done: false,
+        instruction: undefined,
+      });
+      const started = await this.hooks.onReset?.({ task, page: first, context });
+      episode.instruction = started?.instruction;
+      this.episode = episode as Episode;
+      return await this.observe();
+    } catch (error) {
+      this.episode = undefined;
+      await context.close().catch(() => undefined);
+      if (EnvironmentError.isInstance(error) || EnvironmentStateError.isInstance(error))
+        throw error;
+      throw new EnvironmentError(
+        `Could not start task ${task.id} at ${start.urls.join(', ')}: ${(error as Error).message.split('\n')[0]}`,
+        { cause: error },
+      );
+    }
+  }
+
+  /** Whether the next episode may run in `previous`'s context and tab (`reuseTab`). */
+  private canReuse(previous: Episode, start: BrowserTaskStart, browser: Browser): boolean {
+    return (
+      this.options.reuseTab &&
+      previous.crashed === undefined &&
+      start.urls.length === 1 &&
+      start.storageState === undefined &&
+      start.geolocation === undefined &&
+      previous.context.browser() === browser &&
+      previous.tabs.open().length === 1
+    );
+  }
+
+  /** A fresh context for an episode, with crash and dialog handling on every page it opens. */
+  private async openContext(
+    task: Task,
+    start: BrowserTaskStart,
+    browser: Browser,
+  ): Promise<{ context: BrowserContext; tabs: BrowserTabs; episode: Partial<Episode> }> {
     const storageState = start.storageState ?? this.options.storageState;
     let context: BrowserContext;
     try {
@@ -207,6 +281,7 @@ export class BrowserEnvironment implements Environment {
     }
     context.setDefaultTimeout(this.options.actionTimeoutMs);
     context.setDefaultNavigationTimeout(this.options.navigationTimeoutMs);
+    // The handlers write into this object, which every episode in the context reuses.
     const episode: Partial<Episode> & { crashed: string | undefined } = { crashed: undefined };
     const tabs = new BrowserTabs(context, (page) => {
       // Native dialogs would block every later call: accept them as a user would.
@@ -222,31 +297,7 @@ export class BrowserEnvironment implements Environment {
     };
     browser.once('disconnected', onDisconnect);
     context.once('close', () => browser.off('disconnected', onDisconnect));
-    try {
-      for (const url of start.urls) {
-        const page = await tabs.newTab();
-        await page.goto(url, { waitUntil: 'load' });
-      }
-      const first = await tabs.focus(0);
-      const observer = new PageObserver({
-        viewportOnly: this.options.viewportOnly,
-        maxTokens: this.options.maxObservationTokens,
-      });
-      Object.assign(episode, { task, context, tabs, observer, stepCount: 0, done: false });
-      const started = await this.hooks.onReset?.({ task, page: first, context });
-      episode.instruction = started?.instruction;
-      this.episode = episode as Episode;
-      return await this.observe();
-    } catch (error) {
-      this.episode = undefined;
-      await context.close().catch(() => undefined);
-      if (EnvironmentError.isInstance(error) || EnvironmentStateError.isInstance(error))
-        throw error;
-      throw new EnvironmentError(
-        `Could not start task ${task.id} at ${start.urls.join(', ')}: ${(error as Error).message.split('\n')[0]}`,
-        { cause: error },
-      );
-    }
+    return { context, tabs, episode };
   }
 
   /** Observes the current tab, with the previous action's notice on top. */
