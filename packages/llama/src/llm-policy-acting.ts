@@ -17,6 +17,7 @@ import {
 } from '@dreamgym/core';
 import type { ChatMessage } from '@dreamgym/core/models';
 import {
+  agentAnswerFormat,
   buildAgentMessages,
   candidateActionsOf,
   formatAgentAnswer,
@@ -81,7 +82,7 @@ export class LlmPolicyActor {
     context: PolicyContext,
   ): Promise<PolicyDecision> {
     const { runtime } = this.options;
-    const format = this.options.prompt.answerFormat ?? 'tagged';
+    const format = agentAnswerFormat(this.options.prompt);
     const generation = await runtime.generate({
       messages,
       maxTokens: this.options.maxTokens ?? 64,
@@ -233,7 +234,7 @@ export class LlmPolicyActor {
       logprob: logProbabilities[index]!,
       info: {
         messages,
-        output: formatAgentAnswer(candidates[index]!, this.options.prompt.answerFormat ?? 'tagged'),
+        output: formatAgentAnswer(candidates[index]!, agentAnswerFormat(this.options.prompt)),
         llm: record,
         candidateLogprobs: logProbabilities,
       },
@@ -242,6 +243,6 @@ export class LlmPolicyActor {
 
   /** The answer text of `action` as a complete turn (for scoring and cloning). */
   private answerText(action: string): string {
-    return `${formatAgentAnswer(action, this.options.prompt.answerFormat ?? 'tagged')}${this.options.runtime.endOfTurn}`;
+    return `${formatAgentAnswer(action, agentAnswerFormat(this.options.prompt))}${this.options.runtime.endOfTurn}`;
   }
 }

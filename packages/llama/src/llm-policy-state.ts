@@ -6,6 +6,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CheckpointError } from '@dreamgym/core';
+import { agentAnswerFormat } from '@dreamgym/core/policy';
 import type { LlmPolicyOptions } from './llm-policy-options.js';
 
 const HEADER_FILE = 'llm-policy.json';
@@ -16,7 +17,7 @@ function policyHeader(options: LlmPolicyOptions, frozen: boolean): Record<string
     version: 1,
     actionSelection: options.actionSelection ?? 'generate',
     // The answer format, under the key states were first saved with.
-    actionFormat: options.prompt.answerFormat ?? 'tagged',
+    actionFormat: agentAnswerFormat(options.prompt),
     model: options.runtime.modelPath.replace(/^.*[\\/]/, ''),
     frozen,
   };

@@ -5,6 +5,7 @@
  * where a decision kept no record), and each request the policy and its snapshots send.
  */
 import {
+  agentAnswerFormat,
   buildAgentMessages,
   formatAgentAnswer,
   type ImitationOptions,
@@ -402,7 +403,7 @@ export class LlmTrainerClient {
       this.options.prompt,
     );
     const prompt = await runtime.promptTokens(messages);
-    const format = this.options.prompt.answerFormat ?? 'tagged';
+    const format = agentAnswerFormat(this.options.prompt);
     const answer = (action: string) => `${formatAgentAnswer(action, format)}${runtime.endOfTurn}`;
     if (selection === 'score' || (selection === 'auto' && sample.candidates.length > 0)) {
       const candidates = sample.candidates.includes(sample.action)

@@ -44,6 +44,11 @@ const ANSWER_INSTRUCTIONS: Record<AgentAnswerFormat, string> = {
   plain: 'Reply with exactly one action and nothing else.',
 };
 
+/** The answer format a prompt asks for: `options.answerFormat`, else `tagged`. */
+export function agentAnswerFormat(options: AgentPromptOptions): AgentAnswerFormat {
+  return options.answerFormat ?? 'tagged';
+}
+
 /** The chat messages of one decision. */
 export function buildAgentMessages(
   task: Task,
@@ -57,7 +62,7 @@ export function buildAgentMessages(
     [
       options.environmentDescription,
       options.agentInstructions,
-      ANSWER_INSTRUCTIONS[options.answerFormat ?? 'tagged'],
+      ANSWER_INSTRUCTIONS[agentAnswerFormat(options)],
     ]
       .filter((part): part is string => Boolean(part))
       .join('\n');

@@ -7,6 +7,7 @@ export { type AdamConfig, AdamOptimizer, type AdamOptions, resolveAdamOptions } 
 export {
   type AgentAnswerFormat,
   type AgentPromptOptions,
+  agentAnswerFormat,
   buildAgentMessages,
   formatAgentAnswer,
   locateAgentAnswer,
