@@ -406,7 +406,7 @@ describe('BrowserEnvironment on pages written for the tests', () => {
     }
   });
 
-  it('with reuseTab, runs single-page episodes in the last one\'s tab and context, and no others', () =>
+  it("with reuseTab, runs single-page episodes in the last one's tab and context, and no others", () =>
     withEnvironment(
       async (environment) => {
         let observation = await environment.reset(pageTask(server, 'login.html'));
@@ -420,7 +420,10 @@ describe('BrowserEnvironment on pages written for the tests', () => {
         expect(await environment.currentPage()).toBe(firstPage);
         expect(kept.text).toContain("heading 'Signed in as ada'");
         // Its step budget starts again.
-        const steps = [await environment.step('scroll [down]'), await environment.step('scroll [up]')];
+        const steps = [
+          await environment.step('scroll [down]'),
+          await environment.step('scroll [up]'),
+        ];
         expect(steps.map((result) => result.done)).toEqual([false, false]);
         expect((await environment.step('scroll [down]')).truncated).toBe(true);
         // A start on two pages gets a fresh context (logged out), as does one after it.
