@@ -3,7 +3,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import WebSocket from 'ws';
 import { runCli } from '../cli.js';
 import { captureIo, dataRoot } from '../cli.test-support.js';
@@ -113,13 +113,14 @@ describe('dreamgym serve flags', () => {
 function startServe(
   args: string[],
   cwd = repository,
+  env: Record<string, string> = {},
 ): Promise<{ child: ChildProcess; url: string; output: () => string }> {
   // One process (node with tsx's loader), so that SIGTERM reaches the server itself.
   const tsx = pathToFileURL(join(repository, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
   const child = spawn(
     process.execPath,
     ['--import', tsx, join(repository, 'packages', 'cli', 'src', 'bin.ts'), 'serve', ...args],
-    { cwd, stdio: ['ignore', 'pipe', 'pipe'] },
+    { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
   );
   let out = '';
   let err = '';
@@ -134,6 +135,46 @@ function startServe(
       reject(new Error(`dreamgym serve exited with ${code}:\n${out}\n${err}`)),
     );
   });
+}
+
+/**
+ * moto's S3 server (the project virtualenv's `moto_server`) on a free port of 127.0.0.1, with
+ * one bucket; `env` points LanceDB's object store at it.
+ */
+async function startS3Server(
+  bucket: string,
+): Promise<{ child: ChildProcess; env: Record<string, string> }> {
+  const child = spawn(
+    join(repository, '.venv', 'bin', 'moto_server'),
+    ['-H', '127.0.0.1', '-p', '0'],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let output = '';
+  const endpoint = await new Promise<string>((resolveStart, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      const match = /Running on (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
+      if (match) resolveStart(match[1]!);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`moto_server exited with ${code}:\n${output}`)));
+  });
+  const created = await fetch(`${endpoint}/${bucket}`, { method: 'PUT' });
+  expect(created.status).toBe(200);
+  return {
+    child,
+    env: {
+      AWS_ENDPOINT: endpoint,
+      AWS_ALLOW_HTTP: 'true',
+      AWS_ACCESS_KEY_ID: 'dreamgym-test',
+      AWS_SECRET_ACCESS_KEY: 'dreamgym-test',
+      AWS_REGION: 'us-east-1',
+    },
+  };
 }
 
 function stop(child: ChildProcess): Promise<number | null> {
@@ -271,58 +312,69 @@ describe('dreamgym serve', () => {
     for (const { pid } of status.workers.workers) expect(() => process.kill(pid, 0)).toThrow();
   }, 180_000);
 
-  it('serves two replicas sharing one buffer (--shared-buffer): an episode on each reaches the other', async () => {
-    // LanceDB as a project installs it: the replicas run in the folder the tests' copy is in.
-    const project = join(repository, 'packages', 'server', 'test', 'lancedb');
-    const replica = (name: string) =>
-      startServe(
-        [
-          '--domain',
-          'alfworld',
-          '--data',
-          join(dataRoot(), 'alfworld'),
-          '--port',
-          '0',
-          '--run-dir',
-          join(directory, `replica-${name}`),
-          '--offline-limit',
-          '200',
-          '--train-tasks',
-          '8',
-          '--max-steps',
-          '5',
-          '--write-back-ms',
-          '0',
-          '--shared-buffer',
-          join(directory, 'shared-buffer'),
-          '--shared-poll-ms',
-          '100',
-          '--replica-id',
-          name,
-        ],
-        project,
+  it.each([
+    ['in a folder', 'folder'],
+    ["on S3 (moto's S3 server on 127.0.0.1)", 's3'],
+  ] as const)(
+    'serves two replicas sharing one buffer %s (--shared-buffer): an episode on each reaches the other',
+    async (_, store) => {
+      // LanceDB as a project installs it: the replicas run in the folder the tests' copy is in.
+      const project = join(repository, 'packages', 'server', 'test', 'lancedb');
+      const s3 = store === 's3' ? await startS3Server('dreamgym-test') : undefined;
+    if (s3) onTestFinished(() => void s3.child.kill());
+      const uri = s3 ? 's3://dreamgym-test/shared-buffer' : join(directory, 'shared-buffer');
+      const replica = (name: string) =>
+        startServe(
+          [
+            '--domain',
+            'alfworld',
+            '--data',
+            join(dataRoot(), 'alfworld'),
+            '--port',
+            '0',
+            '--run-dir',
+            join(directory, `replica-${store}-${name}`),
+            '--offline-limit',
+            '200',
+            '--train-tasks',
+            '8',
+            '--max-steps',
+            '5',
+            '--write-back-ms',
+            '0',
+            '--shared-buffer',
+            uri,
+            '--shared-poll-ms',
+            '100',
+            '--replica-id',
+            name,
+          ],
+          project,
+          s3?.env,
+        );
+      const [a, b] = await Promise.all([replica('a'), replica('b')]);
+      const [playedOnA, playedOnB] = await Promise.all([playEpisode(a.url), playEpisode(b.url)]);
+      type Status = { buffer: { size: number }; sharedBuffer: { pulled: { transitions: number } } };
+      const status = async (url: string) =>
+        (await (await fetch(`${url}/dreamgym/status`)).json()) as Status;
+      await vi.waitFor(
+        async () => {
+          const [onA, onB] = await Promise.all([status(a.url), status(b.url)]);
+          expect(onB.sharedBuffer.pulled.transitions).toBe(playedOnA);
+          expect(onA.sharedBuffer.pulled.transitions).toBe(playedOnB);
+          expect(onA.buffer.size).toBe(onB.buffer.size);
+        },
+        { timeout: 20_000, interval: 100 },
       );
-    const [a, b] = await Promise.all([replica('a'), replica('b')]);
-    const [playedOnA, playedOnB] = await Promise.all([playEpisode(a.url), playEpisode(b.url)]);
-    type Status = { buffer: { size: number }; sharedBuffer: { pulled: { transitions: number } } };
-    const status = async (url: string) =>
-      (await (await fetch(`${url}/dreamgym/status`)).json()) as Status;
-    await vi.waitFor(
-      async () => {
-        const [onA, onB] = await Promise.all([status(a.url), status(b.url)]);
-        expect(onB.sharedBuffer.pulled.transitions).toBe(playedOnA);
-        expect(onA.sharedBuffer.pulled.transitions).toBe(playedOnB);
-        expect(onA.buffer.size).toBe(onB.buffer.size);
+      const metrics = await (await fetch(`${b.url}/metrics`)).text();
+      expect(metrics).toMatch(
+        new RegExp(`^dreamgym_shared_buffer_transitions_pulled_total ${playedOnA}$`, 'm'),
+      );
+      expect(await stop(a.child)).toBe(0);
+      expect(await stop(b.child)).toBe(0);
       },
-      { timeout: 20_000, interval: 100 },
-    );
-    const metrics = await (await fetch(`${b.url}/metrics`)).text();
-    expect(metrics).toMatch(
-      new RegExp(`^dreamgym_shared_buffer_transitions_pulled_total ${playedOnA}$`, 'm'),
-    );
-    expect(await stop(a.child)).toBe(0);
-    expect(await stop(b.child)).toBe(0);
-  }, 180_000);
+    180_000,
+  );
 
   it('serves the reasoning LLM in process (--experience llm --model local): SmolLM2 predicts each step', async () => {
     const served = await startServe([
