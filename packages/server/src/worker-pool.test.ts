@@ -2,6 +2,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SeededRandom } from '@dreamgym/core';
+import type { CurriculumSnapshot } from '@dreamgym/core/curriculum';
+import { CheckpointStore } from '@dreamgym/core/training';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CRASH_ACTION } from './corridor-replica.test-support.js';
 import { corridorDomain, playEpisode, TestClient } from './corridor-run.test-support.js';
@@ -16,6 +18,7 @@ afterEach(async () => {
 
 const replicaModule = new URL('./corridor-replica.test-support.ts', import.meta.url).href;
 
+/** A served corridor run: `count` worker processes, or none (`0`: all in the serving process). */
 async function serveWithWorkers(count: number) {
   const directory = await mkdtemp(join(tmpdir(), 'dreamgym-workers-'));
   cleanup.push(() => rm(directory, { recursive: true, force: true }));
@@ -33,7 +36,7 @@ async function serveWithWorkers(count: number) {
     },
     server: { port: 0 },
     runDirectory: directory,
-    workers: { count, replicaModule },
+    ...(count > 0 ? { workers: { count, replicaModule } } : {}),
   });
   cleanup.push(() => served.close());
   return { served, domain, directory };
@@ -90,6 +93,62 @@ describe('serve with worker processes', () => {
     expect(figures.workers.workers[0]!.appliedSequence).toBeGreaterThan(1);
     const experience = (await readFile(join(directory, 'experience.jsonl'), 'utf8')).trim();
     expect(experience.split('\n')).toHaveLength(steps);
+  });
+
+  it('gives the curriculum and the buffer what one process gives them from the same seeded episodes', async () => {
+    // Two sessions play in turn (so the order of episodes is the same in both runs); after each
+    // episode the write-backs are flushed and every replica holds them, as one process's buffer
+    // does, so each episode retrieves from the same buffer in both runs.
+    const run = async (count: number) => {
+      const { served, domain, directory } = await serveWithWorkers(count);
+      const clients = await Promise.all([0, 1].map(() => connect(served)));
+      const randoms = [new SeededRandom(11), new SeededRandom(12)];
+      const episodes = [];
+      for (let round = 0; round < 8; round += 1) {
+        for (const [index, client] of clients.entries()) {
+          episodes.push(await playEpisode(client, { noise: 0.3, random: randoms[index] }));
+          const figures = await status(served);
+          if (count > 0) {
+            expect(figures.workers.workers.map((worker) => worker.environments)).toEqual([1, 1]);
+            await vi.waitFor(async () => {
+              for (const worker of (await status(served)).workers.workers) {
+                expect(worker.bufferSize).toBe(domain.replayBuffer.size);
+              }
+            });
+          }
+        }
+      }
+      await served.close();
+      const checkpoint = await new CheckpointStore(join(directory, 'checkpoints')).load();
+      return {
+        episodes,
+        episodeLines: (await readFile(join(directory, 'episodes.jsonl'), 'utf8'))
+          .trim()
+          .split('\n')
+          .map((line) => {
+            // All but the episode ids and seconds (which differ between runs).
+            const { episodeId: _id, seconds: _seconds, ...kept } = JSON.parse(line);
+            return kept;
+          }),
+        curriculum: checkpoint!.json('curriculum') as CurriculumSnapshot,
+        bufferSize: domain.replayBuffer.size,
+      };
+    };
+    const inProcess = await run(0);
+    const withWorkers = await run(2);
+    // Two iterations of 8 episodes: the curriculum observed two groups' rewards and grew twice.
+    expect(inProcess.episodes).toHaveLength(16);
+    expect(withWorkers.episodes).toEqual(inProcess.episodes);
+    expect(withWorkers.episodeLines).toEqual(inProcess.episodeLines);
+    expect(inProcess.episodeLines.map((line) => line.iteration)).toEqual(
+      [0, 1].flatMap((iteration) => Array<number>(8).fill(iteration)),
+    );
+    // Its task statistics are there to compare: tasks observed twice (one group per iteration).
+    expect(
+      inProcess.curriculum.pool.entries.filter((entry) => entry.stats.timesObserved > 0).length,
+    ).toBeGreaterThan(0);
+    expect(withWorkers.curriculum).toEqual(inProcess.curriculum);
+    expect(withWorkers.bufferSize).toBe(inProcess.bufferSize);
   });
 
   it('restarts a crashed worker, closes its sessions with 1012 and keeps the others', async () => {
