@@ -52,6 +52,16 @@ function offerMembers(
 }
 
 /**
+ * Rows to ask the index for so that `k` live ones come back when every live row may answer:
+ * `k`, plus up to `k` more for the dead rows the index still holds (evicted, not compacted
+ * away yet). The recall tuner measures with the same fetch, so the depth it picks is the one
+ * these searches need.
+ */
+export function fetchPastDeadRows(k: number, deadRows: number): number {
+  return k + Math.min(k, Math.max(0, deadRows));
+}
+
+/**
  * The `k` stored transitions most similar to the phi `vector` among those passing `filter`,
  * most similar first; equally similar ones most frequent first. Exact for a flat index, as
  * good as the index's recall for HNSW, exact again for a filter that few transitions pass.
@@ -72,7 +82,7 @@ export function searchBuffer(
   // trajectory): then k rows hold k transitions, give or take the rows no one uses now.
   const passesAll = bound === slots.live && !filter?.excludeTrajectoryIds?.length;
   let fetch = passesAll
-    ? Math.min(total, k + Math.min(k, sources.rows.size - sources.rows.live))
+    ? Math.min(total, fetchPastDeadRows(k, sources.rows.size - sources.rows.live))
     : Math.min(total, Math.ceil(k * sources.overFetch * (slots.live / bound)));
   for (let round = 0; round < 2; round += 1) {
     const { labels, scores } = index.search(vector, fetch);

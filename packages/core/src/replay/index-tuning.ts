@@ -16,6 +16,7 @@
  */
 import { z } from 'zod';
 import { SeededRandom } from '../random/seeded-random.js';
+import { fetchPastDeadRows } from './buffer-search.js';
 import type { FaissVectorIndex } from './faiss-index.js';
 import { TopK, type VectorStore } from './vector-store.js';
 
@@ -178,7 +179,7 @@ export function tuneSearchDepth(input: RecallTuningInput): RecallMeasurement {
   const thresholds = exactThresholds(input, queries, own, k);
   const measured = (efSearch: number) => {
     index.setDepths({ efSearch });
-    return measureRecall(index, queries, own, thresholds, k, input.isLive);
+    return measureRecall(index, queries, own, thresholds, k, input);
   };
   const depths = EF_SEARCH_LADDER.filter(
     (depth) => depth >= k && depth <= (input.maxEfSearch ?? 2048),
@@ -276,20 +277,26 @@ function exactThresholds(
   return thresholds;
 }
 
-/** Tie-aware recall@k of the index as it is set now (own rows left out), and its median latency. */
+/**
+ * Tie-aware recall@k of the index as it is set now (own rows left out), and its median latency.
+ * Each query asks for as many rows as the buffer's searches do (past the dead rows), plus its
+ * own row.
+ */
 function measureRecall(
   index: FaissVectorIndex,
   queries: readonly Float32Array[],
   own: readonly number[],
   thresholds: readonly number[],
   k: number,
-  isLive: (row: number) => boolean,
+  input: RecallTuningInput,
 ): { recall: number; medianMs: number } {
+  const { isLive } = input;
+  const fetch = fetchPastDeadRows(k, input.vectors.size - input.liveRows) + 1;
   let hits = 0;
   const times: number[] = [];
   queries.forEach((vector, query) => {
     const begin = performance.now();
-    const { labels, scores } = index.search(vector, k + 1);
+    const { labels, scores } = index.search(vector, fetch);
     times.push(performance.now() - begin);
     let taken = 0;
     for (let position = 0; position < labels.length && taken < k; position += 1) {

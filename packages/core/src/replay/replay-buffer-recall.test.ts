@@ -204,6 +204,32 @@ describe('ReplayBuffer recall target', () => {
     await tuned.close();
   });
 
+  // A capped buffer evicts rows that stay in the graph until compaction; its searches ask past
+  // them (k plus up to k more). Measured with only k + 1 rows asked for, every evicted row
+  // among them counted as a miss: with a sixth of the rows evicted the target was out of reach
+  // at any depth (reached: false, the deepest depth tried), where these searches reach
+  // it at 256 on this deliberately poor graph.
+  it('measures recall past the evicted rows still in the graph, as its searches ask for them', async () => {
+    const synthetic = distinct.map((transition) => ({
+      ...transition,
+      source: 'synthetic' as const,
+    }));
+    const buffer = ReplayBuffer.create({ embedder, index, capacity: 1500, threads: 1 });
+    await buffer.add(synthetic.slice(0, 1500));
+    // 301 more: as many of the oldest evicted, below the share that compacts (25%).
+    await buffer.add(synthetic.slice(1500, 1800));
+    expect(buffer.stats().indexedRows - buffer.size).toBe(300);
+    const queries = synthetic.slice(2000, 2100);
+    for (const query of queries) {
+      await buffer.search({ state: query.state, action: query.action }, 8);
+    }
+    await buffer.add(synthetic.slice(1800, 1801));
+    const measured = buffer.stats().recall!;
+    expect(measured).toMatchObject({ queriesFrom: 'searches', reached: true });
+    expect(await freshRecall(buffer, synthetic.slice(2100, 2250))).toBeGreaterThanOrEqual(0.95);
+    await buffer.close();
+  });
+
   // Seeded DreamGym runs retrieve through the graph: built on several threads, its links
   // (and so what an approximate search returns) change with the threads' timing. Measured on
   // the main job (30,795 rows, concurrency 8): two runs of one seed with 2 faiss threads
