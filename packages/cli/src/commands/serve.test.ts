@@ -184,6 +184,24 @@ function stop(child: ChildProcess): Promise<number | null> {
   });
 }
 
+/** `serve` flags of a small ALFWorld run in `runDirectory`: a port of its own, a few offline transitions and tasks. */
+function smallAlfworldRun(runDirectory: string, offline = 200, trainTasks = 8): string[] {
+  return [
+    '--domain',
+    'alfworld',
+    '--data',
+    join(dataRoot(), 'alfworld'),
+    '--port',
+    '0',
+    '--run-dir',
+    runDirectory,
+    '--offline-limit',
+    String(offline),
+    '--train-tasks',
+    String(trainTasks),
+  ];
+}
+
 async function playEpisode(url: string): Promise<number> {
   const socket = new WebSocket(`${url.replace(/^http/, 'ws')}/ws`);
   await new Promise((resolveOpen) => socket.once('open', resolveOpen));
@@ -206,18 +224,7 @@ describe('dreamgym serve', () => {
   it('serves ALFWorld, checkpoints on SIGTERM and resumes the run', async () => {
     const runDirectory = join(directory, 'run');
     const args = [
-      '--domain',
-      'alfworld',
-      '--data',
-      join(dataRoot(), 'alfworld'),
-      '--port',
-      '0',
-      '--run-dir',
-      runDirectory,
-      '--offline-limit',
-      '200',
-      '--train-tasks',
-      '8',
+      ...smallAlfworldRun(runDirectory),
       '--max-steps',
       '6',
       '--tasks-per-iteration',
@@ -272,18 +279,7 @@ describe('dreamgym serve', () => {
 
   it('serves ALFWorld from two worker processes (--workers 2): sessions on both, every write-back in every replica', async () => {
     const served = await startServe([
-      '--domain',
-      'alfworld',
-      '--data',
-      join(dataRoot(), 'alfworld'),
-      '--port',
-      '0',
-      '--run-dir',
-      join(directory, 'workers-run'),
-      '--offline-limit',
-      '200',
-      '--train-tasks',
-      '8',
+      ...smallAlfworldRun(join(directory, 'workers-run')),
       '--max-steps',
       '5',
       '--workers',
@@ -321,23 +317,12 @@ describe('dreamgym serve', () => {
       // LanceDB as a project installs it: the replicas run in the folder the tests' copy is in.
       const project = join(repository, 'packages', 'server', 'test', 'lancedb');
       const s3 = store === 's3' ? await startS3Server('dreamgym-test') : undefined;
-    if (s3) onTestFinished(() => void s3.child.kill());
+      if (s3) onTestFinished(() => void s3.child.kill());
       const uri = s3 ? 's3://dreamgym-test/shared-buffer' : join(directory, 'shared-buffer');
       const replica = (name: string) =>
         startServe(
           [
-            '--domain',
-            'alfworld',
-            '--data',
-            join(dataRoot(), 'alfworld'),
-            '--port',
-            '0',
-            '--run-dir',
-            join(directory, `replica-${store}-${name}`),
-            '--offline-limit',
-            '200',
-            '--train-tasks',
-            '8',
+            ...smallAlfworldRun(join(directory, `replica-${store}-${name}`)),
             '--max-steps',
             '5',
             '--write-back-ms',
@@ -372,24 +357,13 @@ describe('dreamgym serve', () => {
       );
       expect(await stop(a.child)).toBe(0);
       expect(await stop(b.child)).toBe(0);
-      },
+    },
     180_000,
   );
 
   it('serves the reasoning LLM in process (--experience llm --model local): SmolLM2 predicts each step', async () => {
     const served = await startServe([
-      '--domain',
-      'alfworld',
-      '--data',
-      join(dataRoot(), 'alfworld'),
-      '--port',
-      '0',
-      '--run-dir',
-      join(directory, 'llm-run'),
-      '--offline-limit',
-      '100',
-      '--train-tasks',
-      '4',
+      ...smallAlfworldRun(join(directory, 'llm-run'), 100, 4),
       '--max-steps',
       '1',
       '--experience',
