@@ -290,8 +290,24 @@ interface ServerStatus {
     cpuMilliseconds: number;
     applyMilliseconds: number;
     retrieval: { lookups: number; hits: number; searchMilliseconds: number };
-    workers: { rssBytes: number }[];
+    workers: { index: number; rssBytes: number; cpuMilliseconds: number }[];
   };
+}
+
+/**
+ * How unevenly the work fell on the workers over the window: the largest distance of one
+ * worker's CPU milliseconds from their mean, as a share of the mean (null without workers).
+ */
+function workerSpread(before: ServerStatus, after: ServerStatus): number | null {
+  const start = new Map(
+    (before.workers?.workers ?? []).map((worker) => [worker.index, worker.cpuMilliseconds]),
+  );
+  const used = (after.workers?.workers ?? []).map(
+    (worker) => worker.cpuMilliseconds - (start.get(worker.index) ?? 0),
+  );
+  if (used.length < 2) return null;
+  const mean = used.reduce((sum, each) => sum + each, 0) / used.length;
+  return round(Math.max(...used.map((each) => Math.abs(each - mean))) / mean);
 }
 
 async function serverStatus(url: string): Promise<ServerStatus> {
@@ -448,6 +464,8 @@ async function measure(plan: RunPlan, server: Awaited<ReturnType<typeof startSer
       errors:
         result.errors + Object.values(status.server.errors).reduce((sum, count) => sum + count, 0),
       coreMsPerStep,
+      /** The workers' CPU over the window: the largest distance from their mean, a share of it. */
+      workerSpread: workerSpread(before, status),
       /**
        * Per step: CPU of the serving process and of the workers (from the kernel and the
        * workers' process.cpuUsage), and milliseconds timed by the server around each part.
@@ -493,7 +511,7 @@ async function measure(plan: RunPlan, server: Awaited<ReturnType<typeof startSer
       },
     };
     console.log(
-      `  ${coreMsPerStep} core-ms/step (serving process ${parts.servingProcessCpuMs}${'workerProcessesCpuMs' in parts ? `, workers ${parts.workerProcessesCpuMs}` : ''}); per step, wall: environment step ${parts.environmentStepMs}, buffer search ${parts.retrievalSearchMs}, write-back ${parts.writeBackMs} (buffer add ${parts.writeBackAddMs}${'replicaApplyMs' in parts ? `, replicas ${parts.replicaApplyMs}` : ''}); cache hits ${(figures.parts.retrievalCacheHitShare * 100).toFixed(0)}%`,
+      `  ${coreMsPerStep} core-ms/step (serving process ${parts.servingProcessCpuMs}${'workerProcessesCpuMs' in parts ? `, workers ${parts.workerProcessesCpuMs}` : ''}); per step, wall: environment step ${parts.environmentStepMs}, buffer search ${parts.retrievalSearchMs}, write-back ${parts.writeBackMs} (buffer add ${parts.writeBackAddMs}${'replicaApplyMs' in parts ? `, replicas ${parts.replicaApplyMs}` : ''}); cache hits ${(figures.parts.retrievalCacheHitShare * 100).toFixed(0)}%${figures.workerSpread === null ? '' : `; workers' CPU within ${(figures.workerSpread * 100).toFixed(0)}% of their mean`}`,
     );
     console.log(
       `  ${figures.stepsPerSecond} steps/s, p50 ${figures.p50Ms} ms, p99 ${figures.p99Ms} ms, RSS ${figures.rssStartMiB} -> ${figures.rssEndMiB} MiB (${(figures.rssGrowth * 100).toFixed(1)}%), ${figures.errors} errors; other processes kept ${(figures.cpu.othersBusyShare * 100).toFixed(0)}% of the ${cores} cores busy`,
@@ -539,7 +557,7 @@ const report = {
     ompThreads: '1',
     note: `${cores} cores shared by the server (all its threads), the load generator (this process) and whatever else runs on the machine (see each run's cpu.othersBusyShare): steps/s and latencies are bounded by that, not by the server alone; coreMsPerStep (the server process's CPU time over the steps) is the figure that carries over.`,
   },
-  targets: { coreMsPerStep: 0.5, rssGrowth: 0.1, errors: 0 },
+  targets: { coreMsPerStep: 0.5, rssGrowth: 0.1, workerSpread: 0.1, errors: 0 },
   protocol: {
     steps: STEPS,
     warmupSteps: WARMUP_STEPS,
@@ -555,6 +573,7 @@ const report = {
           coreMsPerStep: figures.coreMsPerStep <= 0.5,
           // RSS stays flat only where the buffer is capped (unbounded, it grows by design).
           ...(figures.bufferCap ? { rssGrowth: figures.rssGrowth < 0.1 } : {}),
+          ...(figures.workerSpread === null ? {} : { workerSpread: figures.workerSpread <= 0.1 }),
           errors: figures.errors === 0,
         },
       ]),
