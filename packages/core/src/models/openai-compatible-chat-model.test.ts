@@ -327,7 +327,7 @@ describe('OpenAICompatibleChatModel.complete', () => {
             { type: 'error', status: 503 },
             { type: 'drop' },
             { type: 'raw', body: '{"choices": [' },
-            { type: 'message', content: `late ${id}`, delayMs: 1_500 },
+            { type: 'message', content: `late ${id}`, delayMs: 8_000 },
           ];
           return kinds[random.int(kinds.length)]!;
         }
@@ -338,7 +338,10 @@ describe('OpenAICompatibleChatModel.complete', () => {
         };
       },
     });
-    const model = client(url, { concurrency: 8, timeoutMs: 400, maxRetries: 4 });
+    // The timeout sits far from both an answer's time and a late answer's: on a loaded machine
+    // (the suite runs beside other work) an answer took over 400 ms, timed out, and was then
+    // counted as sent by the server and retried by the client.
+    const model = client(url, { concurrency: 8, timeoutMs: 3_000, maxRetries: 4 });
     const ids = Array.from({ length: 50 }, (_, index) => `request-${index}`);
     const responses = await Promise.all(ids.map((id) => model.complete(ask(id))));
     await server?.idle();
