@@ -66,14 +66,14 @@ case "${1:-}" in
       --outfile="$work/bench/server.mjs" --log-level=error \
       --banner:js="import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);"
     cp -r "$data/expert_trajectories.jsonl" "$data/train" "$work/data/alfworld/"
-    tar -C "$work" -cJf .gpu/server/app.tar.xz app lib bench data
+    tar -C "$work" -czf .gpu/server/app.tar.gz app lib bench data
     du -sh .gpu/server/*
     ;;
   run)
     shift
     mkdir -p "$STAGE"
     tar -xzf .gpu/server/node.tgz -C "$STAGE"
-    tar -xJf .gpu/server/app.tar.xz -C "$STAGE"
+    tar -xzf .gpu/server/app.tar.gz -C "$STAGE"
     export PATH="$STAGE/package/bin:$PATH" LD_LIBRARY_PATH="$STAGE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     export DREAMGYM_DATA_DIR="$STAGE/data"
     out=${OUT:-runs}
