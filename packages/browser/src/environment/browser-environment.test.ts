@@ -416,8 +416,14 @@ describe('BrowserEnvironment on pages written for the tests', () => {
         ).observation;
         await environment.step(`type [${idOf(observation, 'textbox', 'Password')}] [secret] [1]`);
         // The next episode navigates the same tab: the cookie the login set is still there.
+        const observerOf = () =>
+          (environment as unknown as { episode: { observer: unknown } }).episode.observer;
+        const firstObserver = observerOf();
         const kept = await environment.reset(pageTask(server, 'account.html'));
         expect(await environment.currentPage()).toBe(firstPage);
+        // The kept tab keeps its observer (and so its CDP session: a new one per episode piled up).
+        expect(observerOf()).toBe(firstObserver);
+        expect(kept.text).toMatch(/\[1\]/);
         expect(kept.text).toContain("heading 'Signed in as ada'");
         // Its step budget starts again.
         const steps = [
