@@ -217,7 +217,7 @@ export class BrowserEnvironment implements Environment {
       const first = await tabs.focus(0);
       // A kept tab keeps its observer: the observer's CDP sessions live as long as the page, so
       // a new observer per episode would attach one more session each time (every attached
-      // session costs the renderer work: after ~1,000 MiniWoB++ episodes a renderer was busy
+      // session costs the renderer work: after ~460 MiniWoB++ episodes a renderer was busy
       // half a core and steps took several times longer). Its element ids start again.
       const observer =
         kept?.observer ??
