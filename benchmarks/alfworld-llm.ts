@@ -486,7 +486,6 @@ try {
   for (const condition of ['dreamgym', 'dreamgym-s2r'] as const) {
     if (!conditions.includes(condition)) continue;
     await policy.loadState(bcState);
-    const loopStarted = performance.now();
     const runDirectory = join(scratch, `run-${condition}`);
     const result = await new DreamGymLoop({
       config: loopConfig(condition === 'dreamgym' ? 0 : number('budget')),
@@ -507,7 +506,10 @@ try {
     }).run({ resume: workDirectory !== undefined });
     details[condition] = { iterations: result.metrics };
     await measure(condition, {
-      trainingSeconds: bcSeconds + (performance.now() - loopStarted) / 1000,
+      // From the iterations' own times, which a resumed run reads back with its checkpoints
+      // (this process's wall time would leave out the iterations run before a stop).
+      trainingSeconds:
+        bcSeconds + result.metrics.reduce((total, metrics) => total + metrics.seconds, 0),
       realTransitions: result.metrics.at(-1)?.realTransitions ?? 0,
       syntheticTransitions: result.metrics.at(-1)?.syntheticTransitions ?? 0,
     });
