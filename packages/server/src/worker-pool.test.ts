@@ -110,11 +110,14 @@ describe('serve with worker processes', () => {
           const figures = await status(served);
           if (count > 0) {
             expect(figures.workers.workers.map((worker) => worker.environments)).toEqual([1, 1]);
-            await vi.waitFor(async () => {
-              for (const worker of (await status(served)).workers.workers) {
-                expect(worker.bufferSize).toBe(domain.replayBuffer.size);
-              }
-            });
+            await vi.waitFor(
+              async () => {
+                for (const worker of (await status(served)).workers.workers) {
+                  expect(worker.bufferSize).toBe(domain.replayBuffer.size);
+                }
+              },
+              { timeout: 15_000, interval: 20 },
+            );
           }
         }
       }
@@ -149,7 +152,7 @@ describe('serve with worker processes', () => {
     ).toBeGreaterThan(0);
     expect(withWorkers.curriculum).toEqual(inProcess.curriculum);
     expect(withWorkers.bufferSize).toBe(inProcess.bufferSize);
-  });
+  }, 120_000);
 
   it('restarts a crashed worker, closes its sessions with 1012 and keeps the others', async () => {
     const { served, domain } = await serveWithWorkers(2);
