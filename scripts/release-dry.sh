@@ -10,8 +10,11 @@ trap 'rm -rf "$scratch"' EXIT
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-(cd "$repo" && tar --exclude=node_modules --exclude=.git --exclude=dist --exclude=.turbo \
-  --exclude=.venv --exclude=.release-dry -cf - .) | tar -xf - -C "$scratch"
+# What a clone would hold (tracked files, and new files git does not ignore), not the local run
+# folders, scratch data and builds beside them (gigabytes on a machine that runs experiments);
+# a tracked file deleted in the working tree is left out.
+(cd "$repo" && git ls-files --cached --others --exclude-standard -z |
+  tar --null --no-recursion --ignore-failed-read -T - -cf -) | tar -xf - -C "$scratch"
 ln -s "$repo/node_modules" "$scratch/node_modules"
 cd "$scratch"
 npx changeset version
