@@ -206,8 +206,8 @@ export class BrowserEnvironment implements Environment {
       : await this.openContext(task, start, browser);
     try {
       if (kept) {
-        const page = await tabs.focus(0);
-        await page.goto(start.urls[0]!, { waitUntil: 'load' });
+        // Its one open tab (canReuse), focused below with the fresh path's.
+        await (await tabs.page()).goto(start.urls[0]!, { waitUntil: 'load' });
       } else {
         for (const url of start.urls) {
           const page = await tabs.newTab();
