@@ -283,6 +283,7 @@ interface ServerStatus {
       addMilliseconds: number;
     };
     retrieval: { lookups: number; hits: number; searchMilliseconds: number };
+    index?: { type: string; m?: number; efSearch?: number };
   };
   server: { errors: Record<string, number>; steps: number; stepMilliseconds: number };
   workers?: {
@@ -290,7 +291,12 @@ interface ServerStatus {
     cpuMilliseconds: number;
     applyMilliseconds: number;
     retrieval: { lookups: number; hits: number; searchMilliseconds: number };
-    workers: { index: number; rssBytes: number; cpuMilliseconds: number }[];
+    workers: {
+      index: number;
+      rssBytes: number;
+      cpuMilliseconds: number;
+      searchIndex?: { type: string; m?: number; efSearch?: number };
+    }[];
   };
 }
 
@@ -466,6 +472,10 @@ async function measure(plan: RunPlan, server: Awaited<ReturnType<typeof startSer
       coreMsPerStep,
       /** The workers' CPU over the window: the largest distance from their mean, a share of it. */
       workerSpread: workerSpread(before, status),
+      /** The index each buffer that sessions searched ended with (each replica's, with workers). */
+      searchIndexes: status.workers
+        ? status.workers.workers.map((worker) => worker.searchIndex)
+        : [status.buffer.index],
       /**
        * Per step: CPU of the serving process and of the workers (from the kernel and the
        * workers' process.cpuUsage), and milliseconds timed by the server around each part.

@@ -533,6 +533,9 @@ export class DreamGymService implements TaskSource {
       buffer: {
         size: stats.size,
         bySource: stats.bySource,
+        // With workers no session searches this buffer (a flat index does); they search replicas.
+        index: stats.index,
+        ...(stats.recall ? { recall: stats.recall } : {}),
         written: this.counters.transitionsWritten,
         writeBack: this.writeBack.stats(),
         retrieval: this.retriever.stats(),

@@ -101,6 +101,7 @@ async function main(): Promise<void> {
           rssBytes: process.memoryUsage.rss(),
           retrieval: retriever.stats(),
           bufferSize: replica.replayBuffer.size,
+          searchIndex: replica.replayBuffer.stats().index,
           appliedSequence,
           applyMilliseconds: Math.round(applyMilliseconds),
           environments: environments.size,

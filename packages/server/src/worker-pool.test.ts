@@ -89,6 +89,8 @@ describe('serve with worker processes', () => {
     for (const worker of figures.workers.workers) {
       expect(worker.bufferSize).toBe(domain.replayBuffer.size);
       expect(worker.appliedSequence).toBe(figures.workers.workers[0]!.appliedSequence);
+      // Each replica's index, as its own buffer reports it.
+      expect(worker.searchIndex).toEqual(domain.replayBuffer.stats().index);
     }
     expect(figures.workers.workers[0]!.appliedSequence).toBeGreaterThan(1);
     const experience = (await readFile(join(directory, 'experience.jsonl'), 'utf8')).trim();

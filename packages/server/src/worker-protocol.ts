@@ -3,6 +3,7 @@
  * Both ends are this package: plain JSON objects over the IPC channel, no schemas.
  */
 import type { Observation, StepResult, Task, Transition } from '@dreamgym/core';
+import type { VectorIndexConfig } from '@dreamgym/core/replay';
 import type { RetrievalStats } from './caching-retriever.js';
 
 /** What a worker needs to build its read replica; passed in `DREAMGYM_WORKER_SETUP`. */
@@ -44,6 +45,11 @@ export interface WorkerFigures {
   retrieval: RetrievalStats;
   /** Transitions in the replica buffer. */
   bufferSize: number;
+  /**
+   * The replica's vector index: with an HNSW `targetRecall`, the depth and degree it tuned
+   * (absent for a worker that is down).
+   */
+  searchIndex?: VectorIndexConfig;
   /** Last write-back batch applied. */
   appliedSequence: number;
   /** Milliseconds spent adding write-back batches to the replica. */

@@ -45,7 +45,7 @@ describe('dreamgym buffer', () => {
       /index {8}HNSW m 16, efConstruction 40, efSearch \d+, target recall 0\.9/,
     );
     expect(io.out()).toMatch(
-      /recall {7}[01]\.\d{3} recall@8 \(target 0\.9, reached\) at efSearch \d+, m 16; 100 queries from new rows/,
+      /recall {7}[01]\.\d{3} recall@8 \(target 0\.9, reached\) at efSearch \d+, m 16; 400 queries from new rows/,
     );
 
     const info = capture();

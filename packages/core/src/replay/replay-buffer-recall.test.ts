@@ -67,7 +67,13 @@ describe('ReplayBuffer recall target', () => {
     const directory = await mkdtemp(join(tmpdir(), 'dreamgym-recall-'));
     directories.push(directory);
     const queries = distinct.slice(0, 150);
-    const buffer = await ReplayBuffer.open(directory, { embedder, index, threads: 2 });
+    // 100 queries a measurement (the default is 400): this data has ~3,200 distinct rows.
+    const buffer = await ReplayBuffer.open(directory, {
+      embedder,
+      index,
+      threads: 2,
+      recallQueries: 100,
+    });
 
     // Below 1,000 rows nothing is measured: small graphs are close to exact.
     await buffer.add(distinct.slice(150, 900));
@@ -214,7 +220,13 @@ describe('ReplayBuffer recall target', () => {
       ...transition,
       source: 'synthetic' as const,
     }));
-    const buffer = ReplayBuffer.create({ embedder, index, capacity: 1500, threads: 1 });
+    const buffer = ReplayBuffer.create({
+      embedder,
+      index,
+      capacity: 1500,
+      threads: 1,
+      recallQueries: 100,
+    });
     await buffer.add(synthetic.slice(0, 1500));
     // 301 more: as many of the oldest evicted, below the share that compacts (25%).
     await buffer.add(synthetic.slice(1500, 1800));
