@@ -15,16 +15,18 @@
  *     [--selection generate|score] [--prompt compact|full] [--top-layers 4] [--lora-rank 16] \
  *     [--learning-rate 1e-4] [--device cpu|cuda] [--threads 2] [--modes greedy] [--seed 1] \
  *     [--conditions base,bc,dreamgym,dreamgym-s2r] [--model local|PATH.gguf] \
- *     [--bc-adapter DIR] [--work-dir DIR]
+ *     [--bc-adapter DIR] [--work-dir DIR] [--out FILE]
  * `--top-layers all` puts LoRA on every block. `--bc-adapter DIR` takes behaviour cloning from a
  * run of `python -m dreamgym_trainer.behaviour_cloning` (DIR holds its `adapter/` and
  * `metrics.json`; on a GPU: benchmarks/gpu/llm-bc.sh) instead of cloning here; its LoRA shape
  * must be the one given (`--lora-rank`, `--top-layers`).
- * Writes benchmarks/results/alfworld-llm.json after every condition.
+ * Writes benchmarks/results/alfworld-llm.json (or `--out FILE`) after every condition.
  * `--work-dir DIR` keeps the run's state in DIR instead of a temporary folder, so a run that
  * stops (a crash, Ctrl-C, the end of a session) continues where it was when started again
  * with the same arguments: each DreamGym loop resumes from its last checkpoint, and each
- * evaluation from its journal of finished episodes (`DIR/evaluations/*.jsonl`).
+ * evaluation from its journal of finished episodes (`DIR/evaluations/*.jsonl`). The same
+ * DIR with more games (`--seen 140 --unseen 134 --out FILE`) evaluates the policies it trained
+ * on the rest of the games: a journal's games are a prefix of the larger split's.
  */
 import { existsSync } from 'node:fs';
 import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -75,6 +77,7 @@ const { values } = parseArgs({
     'context-size': { type: 'string', default: '2048' },
     servers: { type: 'string', default: '1' },
     'work-dir': { type: 'string' },
+    out: { type: 'string' },
   },
 });
 
@@ -97,7 +100,9 @@ for (const condition of conditions) {
 const selection = values.selection as 'generate' | 'score';
 const splits = ['valid_seen', 'valid_unseen'] as const;
 type Split = (typeof splits)[number];
-const resultsFile = resolve(import.meta.dirname, 'results', 'alfworld-llm.json');
+const resultsFile = values.out
+  ? resolve(values.out)
+  : resolve(import.meta.dirname, 'results', 'alfworld-llm.json');
 const log = (message: string) =>
   process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${message}\n`);
 const started = performance.now();
