@@ -283,7 +283,7 @@ async function info(args: string[], io: CommandIo): Promise<number> {
   const embedder = embedderFromId(String(manifest.embedderId), directory);
   const buffer = await ReplayBuffer.open(directory, { embedder, readOnly: true });
   try {
-    if (values.measure) buffer.measureRecall();
+    if (values.measure) await buffer.measureRecall();
     const stats = buffer.stats();
     if (values.json) io.stdout.write(`${JSON.stringify(stats)}\n`);
     else io.stdout.write(`${directory}\n${summaryLines(stats).join('\n')}\n`);

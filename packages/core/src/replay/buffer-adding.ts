@@ -153,7 +153,7 @@ export async function storeBatch(state: BufferState, plan: BatchPlan): Promise<v
     rows.set(embedded.subarray(source * dimension, (source + 1) * dimension), created * dimension);
     created += 1;
   }
-  if (created > 0) appendNewRows(state, rows.subarray(0, created * dimension), created);
+  if (created > 0) await appendNewRows(state, rows.subarray(0, created * dimension), created);
 }
 
 /**

@@ -95,7 +95,7 @@ export async function loadBuffer(
   const caughtUp = indexed < contents.rows.size;
   await embedRows(state, indexed, contents.rows.size);
   state.flushedSlots = Math.min(mapped.length, contents.slots.length);
-  tuneIfStale(state);
+  await tuneIfStale(state);
   if (!state.readOnly) {
     await openRecordLog(state);
     if (!manifest || caughtUp || mapped.length < contents.slots.length) await flushBuffer(state);
@@ -366,7 +366,7 @@ async function convertLegacy(
   }
   await embedRows(state, converted, rows.size, false);
   await rebuildIndex(state);
-  tuneIfStale(state);
+  await tuneIfStale(state);
   await openRecordLog(state);
   await rewriteFiles(state);
 }

@@ -95,7 +95,7 @@ export async function compactBuffer(state: BufferState, reembed: boolean): Promi
   if (reembed) await embedRows(state, 0, state.contents.rows.size, false);
   if (state.contents.vectors.size > 0) {
     await rebuildIndex(state);
-    tuneIfStale(state);
+    await tuneIfStale(state);
   }
   if (!state.directory) return;
   // Log first: a crash before the index is rewritten leaves an index longer than the

@@ -138,6 +138,8 @@ function scanSlots(
   for (let slot = 0; slot < slots.length; slot += 1) {
     if (!accept(slot)) continue;
     const row = rows.rowOf(slot);
+    // A row without its vector yet (a batch whose recall is measured before it is indexed).
+    if (row >= vectors.size) continue;
     let score = scored.get(row);
     if (score === undefined) {
       score = vectors.dot(vector, row);

@@ -163,10 +163,12 @@ export class QuerySample {
 
 /**
  * Measures recall@k of `index` at increasing search depths and leaves it at the shallowest
- * that reaches the target (else the deepest tried). Synchronous CPU work: the exact search
- * it compares with scans `queries * liveRows` vectors.
+ * that reaches the target (else the deepest tried). The exact search it compares with scans
+ * `queries * liveRows` vectors (seconds at large sizes) and lets the event loop run between
+ * each few queries, so a server's sessions keep being answered; the depth ladder that follows
+ * runs without a break, so no search beside it ever runs at a depth being tried.
  */
-export function tuneSearchDepth(input: RecallTuningInput): RecallMeasurement {
+export async function tuneSearchDepth(input: RecallTuningInput): Promise<RecallMeasurement> {
   const started = performance.now();
   const k = input.k ?? 8;
   const { index, vectors } = input;
@@ -176,7 +178,7 @@ export function tuneSearchDepth(input: RecallTuningInput): RecallMeasurement {
     ? input.served!.map(() => -1)
     : sampleLiveRows(input, input.queries ?? 100, input.seed ?? 1);
   const queries = fromSearches ? input.served! : own.map((row) => vectors.row(row).slice());
-  const thresholds = exactThresholds(input, queries, own, k);
+  const thresholds = await exactThresholds(input, queries, own, k);
   const measured = (efSearch: number) => {
     index.setDepths({ efSearch });
     return measureRecall(index, queries, own, thresholds, k, input);
@@ -220,47 +222,67 @@ function sampleLiveRows(input: RecallTuningInput, count: number, seed: number): 
   return [...chosen];
 }
 
+/** Queries per exact scan of every row; the event loop runs between scans. */
+const QUERIES_PER_SCAN = 16;
+
+/** Rows the JavaScript scan reads between two turns of the event loop. */
+const ROWS_PER_TURN = 4096;
+
+/** Lets the event loop run (timers, sockets) before going on. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /**
  * Per query, the k-th best exact score among the live rows other than its own: an exact
  * scan in faiss where the addon has one (dead rows and the own row filtered out of a few
  * more than k), else in JavaScript.
  */
-function exactThresholds(
+async function exactThresholds(
   input: RecallTuningInput,
   queries: readonly Float32Array[],
   own: readonly number[],
   k: number,
-): number[] {
+): Promise<number[]> {
   const { vectors, isLive } = input;
   const thresholds: number[] = queries.map(() => Number.NaN);
   const dead = vectors.size - input.liveRows;
   const fetch = Math.min(vectors.size, k + 1 + (dead > 0 ? 16 : 0));
-  const stacked = new Float32Array(queries.length * vectors.dimension);
-  for (const [query, vector] of queries.entries()) stacked.set(vector, query * vectors.dimension);
-  const exact = fetch > 0 ? input.index.searchExact(stacked, fetch, input.threads ?? 1) : undefined;
   const missing: number[] = [];
-  for (let query = 0; query < queries.length; query += 1) {
-    if (!exact) {
-      missing.push(query);
-      continue;
+  for (let first = 0; first < queries.length; first += QUERIES_PER_SCAN) {
+    const count = Math.min(QUERIES_PER_SCAN, queries.length - first);
+    const stacked = new Float32Array(count * vectors.dimension);
+    for (let offset = 0; offset < count; offset += 1) {
+      stacked.set(queries[first + offset]!, offset * vectors.dimension);
     }
-    let taken = 0;
-    for (let position = query * fetch; position < (query + 1) * fetch; position += 1) {
-      const label = exact.labels[position]!;
-      if (label < 0 || label === own[query] || !isLive(label)) continue;
-      taken += 1;
-      if (taken === k) {
-        thresholds[query] = exact.scores[position]!;
-        break;
+    const exact =
+      fetch > 0 ? input.index.searchExact(stacked, fetch, input.threads ?? 1) : undefined;
+    for (let offset = 0; offset < count; offset += 1) {
+      const query = first + offset;
+      if (!exact) {
+        missing.push(query);
+        continue;
       }
+      let taken = 0;
+      for (let position = offset * fetch; position < (offset + 1) * fetch; position += 1) {
+        const label = exact.labels[position]!;
+        if (label < 0 || label === own[query] || !isLive(label)) continue;
+        taken += 1;
+        if (taken === k) {
+          thresholds[query] = exact.scores[position]!;
+          break;
+        }
+      }
+      if (taken < k && taken < input.liveRows - (own[query]! >= 0 ? 1 : 0)) missing.push(query);
+      else if (taken < k) thresholds[query] = Number.NEGATIVE_INFINITY;
     }
-    if (taken < k && taken < input.liveRows - (own[query]! >= 0 ? 1 : 0)) missing.push(query);
-    else if (taken < k) thresholds[query] = Number.NEGATIVE_INFINITY;
+    if (exact) await nextTurn();
   }
   if (missing.length > 0) {
     // A blocked brute-force scan: each row loaded once, scored against every query.
     const best = missing.map(() => new TopK(k));
     for (let row = 0; row < vectors.size; row += 1) {
+      if (row % ROWS_PER_TURN === ROWS_PER_TURN - 1) await nextTurn();
       if (!isLive(row)) continue;
       for (const [position, query] of missing.entries()) {
         if (row === own[query]) continue;

@@ -41,8 +41,8 @@ export function staleRecall(state: BufferState): boolean {
 }
 
 /** {@link tune} when the index is due a measurement. */
-export function tuneIfStale(state: BufferState): void {
-  if (staleRecall(state)) tune(state);
+export async function tuneIfStale(state: BufferState): Promise<void> {
+  if (staleRecall(state)) await tune(state);
 }
 
 /**
@@ -50,10 +50,10 @@ export function tuneIfStale(state: BufferState): void {
  * and the graph degree is the buffer's to choose, rebuilds the graph with twice the degree
  * (from the stored vectors) and measures again.
  */
-export function tune(
+export async function tune(
   state: BufferState,
   heldOut?: { queries: Float32Array[]; pending: number },
-): void {
+): Promise<void> {
   for (;;) {
     const settings = state.indexSettings;
     if (settings.type !== 'hnsw' || settings.targetRecall === undefined || !state.index) return;
@@ -64,7 +64,7 @@ export function tune(
         : heldOut
           ? { served: heldOut.queries, queriesFrom: 'new-rows' as const }
           : {};
-    const measurement = tuneSearchDepth({
+    const measurement = await tuneSearchDepth({
       index: state.index,
       vectors,
       isLive: (row) => row < vectors.size && rows.isLive(row),
@@ -103,7 +103,11 @@ export function noteServedQuery(state: BufferState, vector: Float32Array): void 
  * once, and overstates recall: at 440k rows, depth 32 reached 0.97 for rows, 0.89 for
  * fresh queries).
  */
-export function appendNewRows(state: BufferState, rows: Float32Array, count: number): void {
+export async function appendNewRows(
+  state: BufferState,
+  rows: Float32Array,
+  count: number,
+): Promise<void> {
   const held = heldOutRows(state, count);
   if (held === 0) {
     appendVectors(state, rows, count);
@@ -115,7 +119,7 @@ export function appendNewRows(state: BufferState, rows: Float32Array, count: num
   const queries: Float32Array[] = [];
   for (let row = first; row < count; row += 1)
     queries.push(rows.slice(row * width, (row + 1) * width));
-  tune(state, { queries, pending: held });
+  await tune(state, { queries, pending: held });
   appendVectors(state, rows.subarray(first * width), held);
 }
 

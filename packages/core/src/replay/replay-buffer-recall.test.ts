@@ -242,6 +242,59 @@ describe('ReplayBuffer recall target', () => {
     await buffer.close();
   });
 
+  // The exact scan a measurement compares with reads every row for every query (seconds at a
+  // million rows): a server's sessions are answered between its scans, not after it.
+  it('answers a search issued while a recall measurement scans, before the measurement ends', async () => {
+    const buffer = ReplayBuffer.create({ embedder, index, threads: 1, recallQueries: 100 });
+    await buffer.add(distinct.slice(0, 1500));
+    const order: string[] = [];
+    const measuring = buffer.measureRecall().then((measured) => {
+      order.push('measured');
+      return measured;
+    });
+    const query = distinct[1600]!;
+    // Asked on the next turn of the event loop: the measurement has begun its scans by then.
+    const searching = new Promise<void>((resolve, reject) => {
+      setImmediate(() => {
+        buffer.search({ state: query.state, action: query.action }, 8).then(() => {
+          order.push('searched');
+          resolve();
+        }, reject);
+      });
+    });
+    const [measured] = await Promise.all([measuring, searching]);
+    expect(order).toEqual(['searched', 'measured']);
+    expect(measured).toMatchObject({ queries: 100, queriesFrom: 'rows', reached: true });
+    await buffer.close();
+  });
+
+  // The last rows of a large batch are measured as fresh queries before they join the index;
+  // searches run meanwhile, and must not score rows whose vectors are not stored yet.
+  it('leaves the rows of a batch out of searches until they are indexed', async () => {
+    const buffer = ReplayBuffer.create({ embedder, index, threads: 1, recallQueries: 100 });
+    await buffer.add(distinct.slice(0, 900));
+    const batch = distinct
+      .slice(900, 1500)
+      .map((transition) => ({ ...transition, source: 'synthetic' as const }));
+    const held = new Set(batch.slice(-100).map((transition) => transition.id));
+    const query = batch[599]!;
+    const search = () =>
+      buffer.search({ state: query.state, action: query.action }, 600, { sources: ['synthetic'] });
+    const adding = buffer.add(batch);
+    const during = await new Promise<Awaited<ReturnType<typeof search>>>((resolve, reject) => {
+      setImmediate(() => search().then(resolve, reject));
+    });
+    await adding;
+    expect(buffer.stats().recall).toMatchObject({ queriesFrom: 'new-rows', queries: 100 });
+    // The batch was stored when the search ran: its first 500 rows, none of the held 100.
+    expect(during).toHaveLength(500);
+    expect(during.filter((found) => held.has(found.transition.id))).toEqual([]);
+    const after = await search();
+    expect(after).toHaveLength(600);
+    expect(after[0]!.transition.id).toBe(query.id);
+    await buffer.close();
+  });
+
   // Seeded DreamGym runs retrieve through the graph: built on several threads, its links
   // (and so what an approximate search returns) change with the threads' timing. Measured on
   // the main job (30,795 rows, concurrency 8): two runs of one seed with 2 faiss threads

@@ -207,7 +207,7 @@ export class ReplayBuffer implements TransitionRetriever {
       await storeBatch(this.state, plan);
       if (plan.fresh.length === 0) return { added: [], duplicates, counted, evicted: 0 };
       const evicted = await evictOverCapacity(this.state, this.capacity, this.compactAt);
-      tuneIfStale(this.state);
+      await tuneIfStale(this.state);
       return { added: plan.fresh.map((transition) => transition.id), duplicates, counted, evicted };
     });
   }
@@ -218,13 +218,16 @@ export class ReplayBuffer implements TransitionRetriever {
    * Measures the recall of an HNSW index with a `targetRecall` now and sets the search depth
    * that reaches it: on the searches it served when it has a sample of them, else on its own
    * rows (which overstate fresh queries' recall). Undefined for an index without a target.
-   * A read-only buffer keeps the result in memory.
+   * A read-only buffer keeps the result in memory. Searches are answered while it measures:
+   * the exact scan it compares with lets the event loop run between each 16 queries.
    */
-  measureRecall(): RecallMeasurement | undefined {
+  async measureRecall(): Promise<RecallMeasurement | undefined> {
     if (this.closed) throw new IndexError('ReplayBuffer.measureRecall: the buffer is closed.');
-    if (!hasRecallTarget(this.state) || !this.state.index) return undefined;
-    tune(this.state);
-    return this.state.recall;
+    return this.exclusive(async () => {
+      if (!hasRecallTarget(this.state) || !this.state.index) return undefined;
+      await tune(this.state);
+      return this.state.recall;
+    });
   }
 
   // ---------------------------------------------------------------- searching
