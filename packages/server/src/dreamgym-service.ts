@@ -7,8 +7,7 @@
  *   `tasksPerIteration * rolloutsPerTask` finished episodes make an iteration, whose
  *   outcomes feed the per-task reward variance (`observe`) and grow the pool within
  *   `lambda` (`grow`);
- * - the replay buffer: each finished episode's transitions are written back (source
- *   `synthetic`, or `real` with a real environment);
+ * - the replay buffer: each finished episode's transitions are written back (`synthetic`/`real`);
  * - the run folder: `serve-config.json`, `experience.jsonl` (the transitions written back),
  *   `episodes.jsonl` (one line per finished episode) and `checkpoints/` (curriculum, draw
  *   queue, RNG and counters after each iteration and at shutdown). `resume` truncates what
@@ -533,9 +532,7 @@ export class DreamGymService implements TaskSource {
       buffer: {
         size: stats.size,
         bySource: stats.bySource,
-        // With workers no session searches this buffer (a flat index does); they search replicas.
         index: stats.index,
-        ...(stats.recall ? { recall: stats.recall } : {}),
         written: this.counters.transitionsWritten,
         writeBack: this.writeBack.stats(),
         retrieval: this.retriever.stats(),
