@@ -9,7 +9,7 @@
  * $DREAMGYM_DATA_DIR/alfworld/expert_trajectories.jsonl (train games) with their object and
  * receptacle numbers re-drawn, so texts stay realistic while the buffer grows past the data;
  * like real experience, many share their state and action (56% at 1M), and the buffer
- * keeps one vector row for those. Queries are 200 fresh transitions of the same kind; 100
+ * keeps one vector row for those. Queries are 200 fresh transitions of the same kind; 1,000
  * more are served first, as a buffer in use has served searches (the tuned index measures
  * its recall on those).
  *
@@ -56,7 +56,11 @@ const ADD_SIZES = args.includes('--add-sizes');
  */
 const BASELINE_REF = option('baseline-ref', ISSUE_19_BASELINE);
 const QUERIES = 200;
-const WARM_UP_QUERIES = 100;
+/**
+ * Served before measuring on served searches: enough for a full sample of distinct queries
+ * (`recallQueries`, default 400; many generated transitions share their state and action).
+ */
+const WARM_UP_QUERIES = 1000;
 const BRUTE_QUERIES = 40;
 const K = 8;
 const BATCH = 10_000;
@@ -138,8 +142,10 @@ async function buildBuffer(
   }
   const insertSeconds = (performance.now() - started) / 1000;
   const built = buffer.stats();
-  // Searches a buffer in use has served (a tuned index measures its recall on them).
+  // Searches a buffer in use has served: a tuned index measures its recall on them (at its
+  // next add, or now).
   for (const query of warmUp) await buffer.search({ state: query.state, action: query.action }, K);
+  if (warmUp.length > 0) await buffer.measureRecall();
   const afterWarmUp = buffer.stats();
   const flushStarted = performance.now();
   await buffer.close();
@@ -390,7 +396,7 @@ function printTable(results: Measured[]): void {
     console.log(row.map((cell, column) => cell.padEnd(widths[column]!)).join('  '));
 }
 
-const RESULTS_FILE = resolve('results', 'replay.json');
+const RESULTS_FILE = resolve(import.meta.dirname, 'results', 'replay.json');
 
 async function main(): Promise<void> {
   const loadAtStart = loadavg();
