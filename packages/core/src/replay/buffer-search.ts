@@ -61,6 +61,17 @@ export function fetchPastDeadRows(k: number, deadRows: number): number {
   return k + Math.min(k, Math.max(0, deadRows));
 }
 
+/** Searches of the index a buffer search makes before it scans exactly. */
+export const APPROXIMATE_ROUNDS = 2;
+
+/**
+ * The rows the next round asks for when a round found fewer than `k` that answer (dead rows,
+ * or a filter, took their places): eight times as many, at most every row.
+ */
+export function widenFetch(fetch: number, total: number): number {
+  return Math.min(total, fetch * 8);
+}
+
 /**
  * The `k` stored transitions most similar to the phi `vector` among those passing `filter`,
  * most similar first; equally similar ones most frequent first. Exact for a flat index, as
@@ -84,7 +95,7 @@ export function searchBuffer(
   let fetch = passesAll
     ? Math.min(total, fetchPastDeadRows(k, sources.rows.size - sources.rows.live))
     : Math.min(total, Math.ceil(k * sources.overFetch * (slots.live / bound)));
-  for (let round = 0; round < 2; round += 1) {
+  for (let round = 0; round < APPROXIMATE_ROUNDS; round += 1) {
     const { labels, scores } = index.search(vector, fetch);
     const best = new RankedTopK(k);
     for (let position = 0; position < labels.length; position += 1) {
@@ -98,7 +109,7 @@ export function searchBuffer(
     const complete = fetch >= total && sources.exactIndex;
     if (best.slots.length >= k || complete) return served(sources, best);
     if (fetch >= total) break;
-    fetch = Math.min(total, fetch * 8);
+    fetch = widenFetch(fetch, total);
   }
   // Too few of the approximate candidates pass the filter: scan exactly.
   return scanSlots(sources, vector, k, accept);

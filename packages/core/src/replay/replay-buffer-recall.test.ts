@@ -242,6 +242,50 @@ describe('ReplayBuffer recall target', () => {
     await buffer.close();
   });
 
+  // A capped buffer keeps its evicted rows in the graph until it compacts; written-back
+  // experience is evicted first-in first-out, so the dead rows crowd the live ones the queries
+  // are about. A search asks again for more rows, then scans exactly: measured on its first
+  // round alone, no depth reached the target (on ALFWorld served with a cap, 8.6 of each
+  // query's first 17 rows were dead), and the tuner searched ever deeper for nothing.
+  it('measures what searches return where evicted rows crowd the first round', async () => {
+    const graph = { type: 'hnsw', m: 16, targetRecall: 0.95 } as const;
+    const buffer = ReplayBuffer.create({
+      embedder,
+      index: graph,
+      capacity: 3210,
+      threads: 1,
+      recallQueries: 100,
+    });
+    await buffer.add(distinct.slice(0, 3000));
+    const seed = distinct[3000]!;
+    const variant = (index: number) => ({
+      ...seed,
+      id: `variant-${index}`,
+      source: 'synthetic' as const,
+      state: { ...seed.state, text: `${seed.state.text} Variant ${index}.` },
+    });
+    // 200 near copies, then 200 other transitions: all but 10 copies are evicted (190 dead
+    // rows, below the share that compacts).
+    await buffer.add(Array.from({ length: 200 }, (_, index) => variant(index)));
+    await buffer.add(
+      distinct.slice(3001, 3201).map((each) => ({ ...each, source: 'synthetic' as const })),
+    );
+    expect(buffer.stats().indexedRows - buffer.stats().liveRows).toBe(190);
+    for (let index = 1000; index < 1100; index += 1) {
+      const query = variant(index);
+      const found = await buffer.search({ state: query.state, action: query.action }, 8);
+      const exact = buffer.searchExactVector(
+        await buffer.embedQuery({ state: query.state, action: query.action }),
+        8,
+      );
+      expect(found.map((each) => each.score)).toEqual(exact.map((each) => each.score));
+    }
+    const measured = (await buffer.measureRecall())!;
+    expect(measured).toMatchObject({ queriesFrom: 'searches', queries: 100, reached: true });
+    expect(measured.efSearch).toBeLessThanOrEqual(64);
+    await buffer.close();
+  });
+
   // The exact scan a measurement compares with reads every row for every query (seconds at a
   // million rows): a server's sessions are answered between its scans, not after it.
   it('answers a search issued while a recall measurement scans, before the measurement ends', async () => {
