@@ -5,6 +5,7 @@
  * vectors (nothing re-embedded).
  */
 import type { Transition } from '../mdp/schemas.js';
+import type { StoredIndex } from './buffer-files.js';
 import type { BufferState } from './buffer-state.js';
 import { FaissVectorIndex } from './faiss-index.js';
 import { embedPhi, type PhiInput } from './phi.js';
@@ -76,6 +77,16 @@ export function rebuildIndexSync(state: BufferState): void {
 }
 
 /**
+ * A new index of `settings` over the stored row vectors, built beside the buffer's own (which
+ * stays in use): a candidate to measure before choosing it.
+ */
+export function indexBeside(state: BufferState, settings: StoredIndex): FaissVectorIndex {
+  const index = state.index!.empty(vectorIndexConfig(settings));
+  addStoredVectors(index, state);
+  return index;
+}
+
+/**
  * Sets the buffer's index and frees the one it replaces at once: a graph's memory is outside
  * V8's heap, so waiting for V8 to finalize it let a capped buffer's RSS climb with every
  * compaction.
@@ -86,12 +97,17 @@ export function replaceIndex(state: BufferState, next: FaissVectorIndex | undefi
   if (previous !== next) previous?.dispose();
 }
 
-/** Adds every stored row vector to the (empty) index. */
+/** Adds every stored row vector to the buffer's (empty) index. */
 function fillIndex(state: BufferState): void {
+  addStoredVectors(state.index!, state);
+}
+
+/** Adds every stored row vector of `state` to the (empty) `index`. */
+function addStoredVectors(index: FaissVectorIndex, state: BufferState): void {
   const { vectors } = state.contents;
   const batch = 65_536;
   for (let from = 0; from < vectors.size; from += batch) {
     const to = Math.min(vectors.size, from + batch);
-    state.index!.add(vectors.slice(from, to), to - from, state.threads);
+    index.add(vectors.slice(from, to), to - from, state.threads);
   }
 }

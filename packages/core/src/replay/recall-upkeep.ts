@@ -7,9 +7,10 @@
  * measurement itself is `index-tuning.ts`.
  */
 
-import { appendVectors, rebuildIndexSync } from './buffer-index.js';
+import { appendVectors, indexBeside, rebuildIndexSync, replaceIndex } from './buffer-index.js';
 import type { BufferState } from './buffer-state.js';
-import { tuneSearchDepth } from './index-tuning.js';
+import type { FaissVectorIndex } from './faiss-index.js';
+import { type RecallMeasurement, tuneSearchDepth } from './index-tuning.js';
 import { TUNED_DEGREE_MAX } from './replay-options.js';
 
 /** Live rows from which a `targetRecall` index is measured (smaller graphs are near exact). */
@@ -46,9 +47,19 @@ export async function tuneIfStale(state: BufferState): Promise<void> {
 }
 
 /**
- * Measures recall and sets the search depth that reaches the target; where no depth does
- * and the graph degree is the buffer's to choose, rebuilds the graph with twice the degree
- * (from the stored vectors) and measures again.
+ * A graph of twice the degree is tried when the depth that reaches the target is more than
+ * this many times the degree: a search costs about depth x degree distance computations.
+ */
+const DEGREE_TRIAL_DEPTH = 8;
+
+/**
+ * Measures recall and sets the search depth that reaches the target. Where the graph degree
+ * is the buffer's to choose: when no depth reaches it, rebuilds the graph with twice the
+ * degree (from the stored vectors) and measures again; when only a depth over
+ * {@link DEGREE_TRIAL_DEPTH} times the degree does, builds the graph of twice the degree
+ * beside it and keeps it if it searches with fewer distance computations (depth x degree; one
+ * such step a measurement). Both are decided on counts, never on timings, so a seeded run
+ * decides the same every time.
  */
 export async function tune(
   state: BufferState,
@@ -57,32 +68,61 @@ export async function tune(
   for (;;) {
     const settings = state.indexSettings;
     if (settings.type !== 'hnsw' || settings.targetRecall === undefined || !state.index) return;
-    const { rows, vectors } = state.contents;
-    const served =
-      state.served.size >= state.recallQueries
-        ? { served: state.served.vectors(), queriesFrom: 'searches' as const }
-        : heldOut
-          ? { served: heldOut.queries, queriesFrom: 'new-rows' as const }
-          : {};
-    const measurement = await tuneSearchDepth({
-      index: state.index,
-      vectors,
-      isLive: (row) => row < vectors.size && rows.isLive(row),
-      liveRows: rows.live - (heldOut?.pending ?? 0),
-      targetRecall: settings.targetRecall,
-      m: settings.m,
-      queries: state.recallQueries,
-      threads: state.threads,
-      maxEfSearch: settings.autoDegree && settings.m * 2 <= TUNED_DEGREE_MAX ? 256 : 2048,
-      ...served,
-    });
+    const canDouble = settings.autoDegree === true && settings.m * 2 <= TUNED_DEGREE_MAX;
+    const measurement = await measureDepth(state, state.index, settings.m, canDouble, heldOut);
     // Recorded at the size the index is about to have.
-    state.recall = { ...measurement, rows: rows.live };
+    state.recall = { ...measurement, rows: state.contents.rows.live };
     state.indexSettings = { ...settings, efSearch: measurement.efSearch };
-    if (measurement.reached || !settings.autoDegree || settings.m * 2 > TUNED_DEGREE_MAX) return;
-    state.indexSettings = { ...state.indexSettings, m: settings.m * 2 };
-    rebuildIndexSync(state);
+    if (!canDouble) return;
+    if (!measurement.reached) {
+      state.indexSettings = { ...state.indexSettings, m: settings.m * 2 };
+      rebuildIndexSync(state);
+      continue;
+    }
+    if (measurement.efSearch <= DEGREE_TRIAL_DEPTH * settings.m) return;
+    const wider = { ...state.indexSettings, m: settings.m * 2 };
+    const candidate = indexBeside(state, wider);
+    const trial = await measureDepth(state, candidate, wider.m, true, heldOut);
+    if (!trial.reached || trial.efSearch * wider.m >= measurement.efSearch * settings.m) {
+      candidate.dispose();
+      return;
+    }
+    replaceIndex(state, candidate);
+    state.recall = { ...trial, rows: state.contents.rows.live };
+    state.indexSettings = { ...wider, efSearch: trial.efSearch };
+    return;
   }
+}
+
+/** {@link tuneSearchDepth} of `index` (the buffer's, or a candidate) on the buffer's queries. */
+function measureDepth(
+  state: BufferState,
+  index: FaissVectorIndex,
+  m: number,
+  canDouble: boolean,
+  heldOut: { queries: Float32Array[]; pending: number } | undefined,
+): Promise<RecallMeasurement> {
+  const { rows, vectors } = state.contents;
+  const { targetRecall } = state.indexSettings as { targetRecall: number };
+  const served =
+    state.served.size >= state.recallQueries
+      ? { served: state.served.vectors(), queriesFrom: 'searches' as const }
+      : heldOut
+        ? { served: heldOut.queries, queriesFrom: 'new-rows' as const }
+        : {};
+  return tuneSearchDepth({
+    index,
+    vectors,
+    isLive: (row) => row < vectors.size && rows.isLive(row),
+    liveRows: rows.live - (heldOut?.pending ?? 0),
+    targetRecall,
+    m,
+    queries: state.recallQueries,
+    threads: state.threads,
+    // Past 256 a graph of twice the degree is tried first (when the buffer may choose it).
+    maxEfSearch: canDouble ? 256 : 2048,
+    ...served,
+  });
 }
 
 /**

@@ -9,6 +9,7 @@ import { loadExpertTransitions } from './expert-transitions.test-support.js';
 import { defaultFaissThreads, FaissVectorIndex, faissBindingExtended } from './faiss-index.js';
 import { embedPhi } from './phi.js';
 import { ReplayBuffer } from './replay-buffer.js';
+import type { ReplayIndexOptions } from './replay-options.js';
 
 /** Distinct (state, action) transitions of real ALFWorld expert games, shuffled. */
 let distinct: Transition[] = [];
@@ -284,6 +285,35 @@ describe('ReplayBuffer recall target', () => {
     expect(measured).toMatchObject({ queriesFrom: 'searches', queries: 100, reached: true });
     expect(measured.efSearch).toBeLessThanOrEqual(64);
     await buffer.close();
+  });
+
+  // A search costs about depth x degree distance computations. On a shallow build degree 16
+  // reaches recall 0.98 only past depth 128 (192 here): a buffer that chooses its degree builds
+  // the graph of twice the degree beside it and keeps it where that is cheaper (32 x 64 here,
+  // and three times faster).
+  it('keeps a graph of twice the degree where degree 16 needs a depth past 128 and it is cheaper', async () => {
+    const embedder256 = new HashingEmbedder({ dimension: 256 });
+    const tuned = async (graph: ReplayIndexOptions) => {
+      const buffer = ReplayBuffer.create({
+        embedder: embedder256,
+        index: graph,
+        threads: 1,
+        recallQueries: 100,
+      });
+      await buffer.add(distinct.slice(0, 3000));
+      for (const query of distinct.slice(3000, 3150)) {
+        await buffer.search({ state: query.state, action: query.action }, 8);
+      }
+      const measured = (await buffer.measureRecall())!;
+      await buffer.close();
+      return measured;
+    };
+    const fixed = await tuned({ type: 'hnsw', m: 16, efConstruction: 8, targetRecall: 0.98 });
+    const chosen = await tuned({ type: 'hnsw', efConstruction: 8, targetRecall: 0.98 });
+    expect(fixed).toMatchObject({ m: 16, reached: true, queriesFrom: 'searches' });
+    expect(fixed.efSearch).toBeGreaterThan(8 * 16);
+    expect(chosen).toMatchObject({ m: 32, reached: true, queriesFrom: 'searches' });
+    expect(chosen.efSearch * 32).toBeLessThan(fixed.efSearch * 16);
   });
 
   // The exact scan a measurement compares with reads every row for every query (seconds at a
