@@ -267,6 +267,9 @@ async function drive(
   return { steps: load.steps, episodes: load.episodes, errors: load.errors, latencies, seconds };
 }
 
+/** A buffer's vector index as the status reports it. */
+type IndexSettings = { type: string; m?: number; efSearch?: number };
+
 /** The server's own counters (`GET /dreamgym/status`) that split a step's time. */
 interface ServerStatus {
   episodes: { finished: number };
@@ -283,7 +286,7 @@ interface ServerStatus {
       addMilliseconds: number;
     };
     retrieval: { lookups: number; hits: number; searchMilliseconds: number };
-    index?: { type: string; m?: number; efSearch?: number };
+    index?: IndexSettings;
   };
   server: { errors: Record<string, number>; steps: number; stepMilliseconds: number };
   workers?: {
@@ -295,7 +298,7 @@ interface ServerStatus {
       index: number;
       rssBytes: number;
       cpuMilliseconds: number;
-      searchIndex?: { type: string; m?: number; efSearch?: number };
+      searchIndex?: IndexSettings;
     }[];
   };
 }

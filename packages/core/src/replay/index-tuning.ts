@@ -162,23 +162,47 @@ export class QuerySample {
 }
 
 /**
- * Measures recall@k of `index` at increasing search depths and leaves it at the shallowest
- * that reaches the target (else the deepest tried). The exact search it compares with scans
- * `queries * liveRows` vectors (seconds at large sizes) and lets the event loop run between
- * each few queries, so a server's sessions keep being answered; the depth ladder that follows
- * runs without a break, so no search beside it ever runs at a depth being tried.
+ * The queries of a recall measurement and the exact answers it compares with: the k-th best
+ * exact score of each. The exact search scans `queries * liveRows` vectors (seconds at large
+ * sizes) and lets the event loop run between each few queries, so a server's sessions keep
+ * being answered. It depends on the stored vectors only, not on the graph: one reference
+ * serves every graph measured on the same rows.
  */
-export async function tuneSearchDepth(input: RecallTuningInput): Promise<RecallMeasurement> {
-  const started = performance.now();
-  const k = input.k ?? 8;
-  const { index, vectors } = input;
+export interface RecallReference {
+  queries: readonly Float32Array[];
+  /** Each query's own row, left out of its answer (-1: a served query, nothing to leave out). */
+  own: readonly number[];
+  thresholds: readonly number[];
+  /** Where the queries came from (see {@link RecallMeasurement}). */
+  queriesFrom: RecallMeasurement['queriesFrom'];
+}
+
+/** The {@link RecallReference} of `input` (its `index` is only used for the exact scan). */
+export async function recallReference(input: RecallTuningInput): Promise<RecallReference> {
   const fromSearches = input.served !== undefined && input.served.length > 0;
-  // A row query leaves itself out of its answer (-1: a served query, nothing to leave out).
   const own = fromSearches
     ? input.served!.map(() => -1)
     : sampleLiveRows(input, input.queries ?? 100, input.seed ?? 1);
-  const queries = fromSearches ? input.served! : own.map((row) => vectors.row(row).slice());
-  const thresholds = await exactThresholds(input, queries, own, k);
+  const queries = fromSearches ? input.served! : own.map((row) => input.vectors.row(row).slice());
+  const thresholds = await exactThresholds(input, queries, own, input.k ?? 8);
+  const queriesFrom = fromSearches ? (input.queriesFrom ?? 'searches') : 'rows';
+  return { queries, own, thresholds, queriesFrom };
+}
+
+/**
+ * Measures recall@k of `index` at increasing search depths and leaves it at the shallowest
+ * that reaches the target (else the deepest tried), against `reference` (computed from `input`
+ * when not given). The depth ladder runs without a break, so no search beside it ever runs at
+ * a depth being tried.
+ */
+export async function tuneSearchDepth(
+  input: RecallTuningInput,
+  reference?: RecallReference,
+): Promise<RecallMeasurement> {
+  const started = performance.now();
+  const k = input.k ?? 8;
+  const { index } = input;
+  const { queries, own, thresholds, queriesFrom } = reference ?? (await recallReference(input));
   const measured = (efSearch: number) => {
     index.setDepths({ efSearch });
     return measureRecall(index, queries, own, thresholds, k, input);
@@ -201,7 +225,7 @@ export async function tuneSearchDepth(input: RecallTuningInput): Promise<RecallM
     m: input.m,
     k,
     queries: queries.length,
-    queriesFrom: fromSearches ? (input.queriesFrom ?? 'searches') : 'rows',
+    queriesFrom,
     rows: input.liveRows,
     medianMs: Number(result.medianMs.toFixed(4)),
     seconds: Number(((performance.now() - started) / 1000).toFixed(2)),

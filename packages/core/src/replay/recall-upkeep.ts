@@ -10,7 +10,12 @@
 import { appendVectors, indexBeside, rebuildIndexSync, replaceIndex } from './buffer-index.js';
 import type { BufferState } from './buffer-state.js';
 import type { FaissVectorIndex } from './faiss-index.js';
-import { type RecallMeasurement, tuneSearchDepth } from './index-tuning.js';
+import {
+  type RecallReference,
+  type RecallTuningInput,
+  recallReference,
+  tuneSearchDepth,
+} from './index-tuning.js';
 import { TUNED_DEGREE_MAX } from './replay-options.js';
 
 /** Live rows from which a `targetRecall` index is measured (smaller graphs are near exact). */
@@ -65,11 +70,19 @@ export async function tune(
   state: BufferState,
   heldOut?: { queries: Float32Array[]; pending: number },
 ): Promise<void> {
+  // The exact answers are the stored vectors', whatever the graph: scanned once for every
+  // graph this call measures.
+  let reference: RecallReference | undefined;
+  const measure = async (index: FaissVectorIndex, m: number, canDouble: boolean) => {
+    const input = tuningInput(state, index, m, canDouble, heldOut);
+    reference ??= await recallReference(input);
+    return tuneSearchDepth(input, reference);
+  };
   for (;;) {
     const settings = state.indexSettings;
     if (settings.type !== 'hnsw' || settings.targetRecall === undefined || !state.index) return;
     const canDouble = settings.autoDegree === true && settings.m * 2 <= TUNED_DEGREE_MAX;
-    const measurement = await measureDepth(state, state.index, settings.m, canDouble, heldOut);
+    const measurement = await measure(state.index, settings.m, canDouble);
     // Recorded at the size the index is about to have.
     state.recall = { ...measurement, rows: state.contents.rows.live };
     state.indexSettings = { ...settings, efSearch: measurement.efSearch };
@@ -82,7 +95,7 @@ export async function tune(
     if (measurement.efSearch <= DEGREE_TRIAL_DEPTH * settings.m) return;
     const wider = { ...state.indexSettings, m: settings.m * 2 };
     const candidate = indexBeside(state, wider);
-    const trial = await measureDepth(state, candidate, wider.m, true, heldOut);
+    const trial = await measure(candidate, wider.m, true);
     if (!trial.reached || trial.efSearch * wider.m >= measurement.efSearch * settings.m) {
       candidate.dispose();
       return;
@@ -94,14 +107,14 @@ export async function tune(
   }
 }
 
-/** {@link tuneSearchDepth} of `index` (the buffer's, or a candidate) on the buffer's queries. */
-function measureDepth(
+/** What {@link tuneSearchDepth} measures `index` (the buffer's, or a candidate) on. */
+function tuningInput(
   state: BufferState,
   index: FaissVectorIndex,
   m: number,
   canDouble: boolean,
   heldOut: { queries: Float32Array[]; pending: number } | undefined,
-): Promise<RecallMeasurement> {
+): RecallTuningInput {
   const { rows, vectors } = state.contents;
   const { targetRecall } = state.indexSettings as { targetRecall: number };
   const served =
@@ -110,7 +123,7 @@ function measureDepth(
       : heldOut
         ? { served: heldOut.queries, queriesFrom: 'new-rows' as const }
         : {};
-  return tuneSearchDepth({
+  return {
     index,
     vectors,
     isLive: (row) => row < vectors.size && rows.isLive(row),
@@ -122,7 +135,7 @@ function measureDepth(
     // Past 256 a graph of twice the degree is tried first (when the buffer may choose it).
     maxEfSearch: canDouble ? 256 : 2048,
     ...served,
-  });
+  };
 }
 
 /**
