@@ -107,5 +107,6 @@ export {
   type IterationMetrics,
   loadRunPolicy,
   parseDreamGymConfig,
+  stalledUpdateWarning,
   syntheticEnvironmentFromConfig,
 } from './training/index.js';

@@ -57,6 +57,7 @@ import { createLoopTrainer, rewardGroups } from './loop-trainer.js';
 import { type IterationMetrics, IterationMetricsSchema } from './metrics.js';
 import type { PolicyGradientTrainer, UpdateMetrics } from './policy-gradient-trainer.js';
 import { BudgetedEnvironment, RealTransitionBudget } from './sim-to-real.js';
+import { stalledUpdateWarning } from './stalled-updates.js';
 import { syntheticEnvironmentFromConfig } from './synthetic-environment-from-config.js';
 
 export { loadRunPolicy } from './loop-state.js';
@@ -577,6 +578,8 @@ export class DreamGymLoop {
     counters.metricsLines += 1;
     counters.iteration += 1;
     state.metrics.push(record);
+    const stalled = stalledUpdateWarning(state.metrics);
+    if (stalled) this.log(`warning: ${stalled}`);
     await this.components.onIteration?.(record, {
       done: counters.iteration,
       total: state.totalIterations,

@@ -96,6 +96,7 @@ export {
 } from './policy-gradient-trainer.js';
 export { PpoTrainer, type PpoTrainerOptions } from './ppo-trainer.js';
 export { BudgetedEnvironment, RealTransitionBudget } from './sim-to-real.js';
+export { STALLED_ITERATIONS, stalledUpdateWarning } from './stalled-updates.js';
 export {
   type SyntheticEnvironmentParts,
   syntheticEnvironmentFromConfig,
