@@ -8,6 +8,7 @@
  *   real-ppo        the same with PPO (the paper's second real-env baseline)
  *   dreamgym        the start, then DreamGym with 0 real transitions, for as many updates
  *                   (iterations) as real-env GRPO of the same seed made to reach the last mark
+ *                   (`--updates-of-seed S`: of seed S, for a seed whose real-env run is not made)
  *   dreamgym-s2r    the dreamgym policy, then GRPO in the real environment with the S2R budget
  *   no-curriculum, no-replay, no-retrieval   dreamgym with one part switched off
  *
@@ -76,6 +77,7 @@ const BUDGET_FLAGS = {
   marks: { type: 'string', default: '3000,10000,30000,80000' },
   's2r-budget': { type: 'string', default: '5000' },
   'gap-tasks': { type: 'string', default: '48' },
+  'updates-of-seed': { type: 'string' },
   scratch: { type: 'string' },
   out: { type: 'string' },
 } as const;
@@ -103,6 +105,11 @@ export interface BudgetRun {
   s2rBudget: number;
   /** Training tasks played in both environments at the final points. */
   gapTaskCount: number;
+  /**
+   * The seed whose real-env GRPO's updates to the final budget DreamGym (and its ablations)
+   * match; by default each seed's own. For a seed whose real-env run does not fit the time.
+   */
+  updatesOfSeed?: number;
   scratch: string;
   resultsDirectory: string;
 }
@@ -139,6 +146,9 @@ function budgetRun(
     marks: wholeNumbers('marks', values.marks!).sort((a, b) => a - b),
     s2rBudget: wholeNumbers('s2r-budget', values['s2r-budget']!)[0]!,
     gapTaskCount: wholeNumbers('gap-tasks', values['gap-tasks']!)[0]!,
+    ...(values['updates-of-seed'] !== undefined && {
+      updatesOfSeed: wholeNumbers('updates-of-seed', values['updates-of-seed'])[0]!,
+    }),
     scratch: resolve(values.scratch ?? join(root, 'scratch', benchmark)),
     resultsDirectory: values.out ? resolve(values.out) : resolve(import.meta.dirname, 'results'),
   };
@@ -424,10 +434,12 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
   }
 
   /**
-   * Real-env GRPO's updates to reach the final budget for `seed`: DreamGym makes as many. From
-   * the scratch folder, or from the results file when the scratch folder that trained it is gone.
+   * Real-env GRPO's updates to reach the final budget for `seed` (or for `--updates-of-seed`):
+   * DreamGym makes as many. From the scratch folder, or from the results file when the scratch
+   * folder that trained it is gone.
    */
-  async function updatesAtFinalBudget(seed: number): Promise<number> {
+  async function updatesAtFinalBudget(trainedSeed: number): Promise<number> {
+    const seed = run.updatesOfSeed ?? trainedSeed;
     const cost =
       (await readCost(pointDirectory('real-grpo', seed, finalBudget))) ??
       pointOf('real-grpo', seed, finalBudget);
@@ -450,6 +462,11 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
       from,
       (records) => (records.length === updates ? [0] : []),
     );
+    if (run.updatesOfSeed !== undefined && run.updatesOfSeed !== seed) {
+      const directory = pointDirectory(condition, seed, 0);
+      const cost = (await readCost(directory))!;
+      await writeCost(directory, { ...cost, updatesOfSeed: run.updatesOfSeed });
+    }
   }
 
   async function trainSimToReal(seed: number): Promise<void> {
@@ -477,6 +494,7 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
       syntheticTransitions: synthetic.syntheticTransitions,
       updates: synthetic.updates + real.updates,
       wallSeconds: synthetic.wallSeconds + real.wallSeconds,
+      ...(synthetic.updatesOfSeed !== undefined && { updatesOfSeed: synthetic.updatesOfSeed }),
     });
   }
 
