@@ -78,6 +78,8 @@ const BUDGET_FLAGS = {
   's2r-budget': { type: 'string', default: '5000' },
   'gap-tasks': { type: 'string', default: '48' },
   'updates-of-seed': { type: 'string' },
+  'entropy-coefficient': { type: 'string' },
+  'rl-learning-rate': { type: 'string' },
   scratch: { type: 'string' },
   out: { type: 'string' },
 } as const;
@@ -96,6 +98,15 @@ export function wholeNumbers(flag: string, text: string): number[] {
     });
 }
 
+/** A flag's value as a positive number; the error names the flag. */
+function positiveNumber(flag: string, text: string): number {
+  const value = Number(text);
+  if (!(value > 0) || !Number.isFinite(value)) {
+    throw new Error(`--${flag}: ${text} is not a positive number.`);
+  }
+  return value;
+}
+
 /** What one invocation runs, from `BUDGET_FLAGS`. */
 export interface BudgetRun {
   seeds: number[];
@@ -110,6 +121,8 @@ export interface BudgetRun {
    * match; by default each seed's own. For a seed whose real-env run does not fit the time.
    */
   updatesOfSeed?: number;
+  /** RL settings over the domain's (`--entropy-coefficient`, `--rl-learning-rate`). */
+  trainer: { entropyCoefficient?: number; learningRate?: number };
   scratch: string;
   resultsDirectory: string;
 }
@@ -146,6 +159,14 @@ function budgetRun(
     marks: wholeNumbers('marks', values.marks!).sort((a, b) => a - b),
     s2rBudget: wholeNumbers('s2r-budget', values['s2r-budget']!)[0]!,
     gapTaskCount: wholeNumbers('gap-tasks', values['gap-tasks']!)[0]!,
+    trainer: {
+      ...(values['entropy-coefficient'] !== undefined && {
+        entropyCoefficient: positiveNumber('entropy-coefficient', values['entropy-coefficient']),
+      }),
+      ...(values['rl-learning-rate'] !== undefined && {
+        learningRate: positiveNumber('rl-learning-rate', values['rl-learning-rate']),
+      }),
+    },
     ...(values['updates-of-seed'] !== undefined && {
       updatesOfSeed: wholeNumbers('updates-of-seed', values['updates-of-seed'])[0]!,
     }),
@@ -192,7 +213,22 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
   const { seeds, conditions, marks, s2rBudget, gapTaskCount, scratch, resultsDirectory } = run;
   const finalBudget = marks.at(-1)!;
   const splits = Object.keys(domain.evaluation);
-  const { baseConfig, maxSteps } = domain;
+  const { maxSteps } = domain;
+  const { entropyCoefficient, learningRate } = run.trainer;
+  const baseConfig = (seed: number): DreamGymConfigInput => {
+    const config = domain.baseConfig(seed);
+    return {
+      ...config,
+      trainer: {
+        ...config.trainer,
+        ...(learningRate !== undefined && { learningRate }),
+        loss: {
+          ...config.trainer?.loss,
+          ...(entropyCoefficient !== undefined && { entropyCoefficient }),
+        },
+      },
+    };
+  };
   await mkdir(scratch, { recursive: true });
   await mkdir(resultsDirectory, { recursive: true });
   const resultsFile = join(resultsDirectory, `${domain.benchmark}.json`);
@@ -234,7 +270,7 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
           gapTasks: gapTaskCount,
         },
         dreamgymUpdates:
-          'as many iterations as real-env GRPO of the same seed made to reach the final budget',
+          'as many iterations as real-env GRPO of the same seed made to reach the final budget (of seed `updatesOfSeed` where a point names one)',
       },
       start: {
         how: domain.start.how,

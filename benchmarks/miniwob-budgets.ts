@@ -38,12 +38,13 @@
  *     [--conditions start,real-grpo,dreamgym,dreamgym-s2r] [--scratch DIR] \
  *     [--marks 3000,10000,30000,80000] [--s2r-budget 5000] [--updates-of-seed S] [--data DIR] \
  *     [--train-seeds 30] [--eval-seeds 25] [--start-seeds 5] [--gap-tasks 48] [--concurrency 2] \
- *     [--out DIR]
+ *     [--entropy-coefficient E] [--rl-learning-rate R] [--out DIR]
  * The dataset (task instances, one exploration episode per training instance) is built on the
  * real pages into `--data` (default `<scratch>/dataset`) unless it is there. `--conditions ''`
  * writes the report from the results file alone. Resumable as `budgets-driver.ts` describes; a
  * smoke run (`--marks 60,120 --s2r-budget 40 --train-seeds 6 --eval-seeds 2 --start-seeds 3
- * --gap-tasks 4`) needs its own `--scratch` and `--out`. Writes miniwob-budgets.json and
+ * --gap-tasks 4`), like RL settings other than the experiment's (`--entropy-coefficient`,
+ * `--rl-learning-rate`), needs its own `--scratch` and `--out`. Writes miniwob-budgets.json and
  * miniwob-budgets-report.html into `--out DIR` (default benchmarks/results).
  */
 import { join, resolve } from 'node:path';
