@@ -53,6 +53,28 @@ describe('line chart', () => {
     }
   });
 
+  it('puts the legend under the plot, a row per series, so that no line runs under it', () => {
+    const second = { ...series, name: 'DreamGym', dashed: true };
+    const svg = lineChart({
+      title: 't',
+      xLabel: 'x',
+      yLabel: 'y',
+      series: [series, second],
+      yRange: [0, 1],
+      height: 300,
+    });
+    const legendRows = [
+      ...svg.matchAll(/<text x="[\d.]+" y="([\d.]+)" font-size="11">(real-env RL|DreamGym)</g),
+    ];
+    expect(legendRows.map((match) => match[2])).toEqual(['real-env RL', 'DreamGym']);
+    for (const [, y] of legendRows) expect(Number(y)).toBeGreaterThan(300);
+    const plotted = [...svg.matchAll(/<circle cx="[\d.]+" cy="([\d.]+)"/g)].map((match) =>
+      Number(match[1]),
+    );
+    expect(Math.max(...plotted)).toBeLessThan(300);
+    expect(svg).toContain(`height="${300 + 8 + 2 * 16}"`);
+  });
+
   it('spreads small x values on a sqrt scale and draws the ticks it is given', () => {
     const options = {
       title: 't',

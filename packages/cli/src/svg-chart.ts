@@ -102,9 +102,12 @@ export function lineChart(options: LineChartOptions): string {
   const yScale = (y: number) =>
     margin.top + plotHeight - ((y - yLow) / (yHigh - yLow)) * plotHeight;
 
+  // The legend sits under the chart, a row per series, so it never covers a line.
+  const legendTop = height + 8;
+  const fullHeight = legendTop + options.series.length * 16;
   const parts: string[] = [];
   parts.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${escapeHtml(options.title)}">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${fullHeight}" width="${width}" height="${fullHeight}" role="img" aria-label="${escapeHtml(options.title)}">`,
     `<text x="${width / 2}" y="20" text-anchor="middle" font-size="14" font-weight="600">${escapeHtml(options.title)}</text>`,
   );
   for (const tick of niceTicks(yLow, yHigh)) {
@@ -153,7 +156,7 @@ export function lineChart(options: LineChartOptions): string {
         `<circle cx="${xScale(x).toFixed(1)}" cy="${yScale(y).toFixed(1)}" r="2.5" fill="${color}"/>`,
       );
     }
-    const legendY = margin.top + 4 + index * 16;
+    const legendY = legendTop + index * 16;
     parts.push(
       `<line x1="${margin.left + 10}" x2="${margin.left + 28}" y1="${legendY}" y2="${legendY}" stroke="${color}" stroke-width="2"${dash}/>`,
       `<text x="${margin.left + 32}" y="${legendY + 4}" font-size="11">${escapeHtml(series.name)}</text>`,
