@@ -30,7 +30,7 @@
  *   DREAMGYM_DATA_DIR=../shared/data npx tsx benchmarks/alfworld-budgets.ts \
  *     [--seeds 1,2] [--conditions start,real-grpo,dreamgym,dreamgym-s2r] [--scratch DIR] \
  *     [--marks 3000,10000,30000,80000] [--s2r-budget 5000] [--seen 140] [--unseen 134] \
- *     [--gap-tasks 48] [--updates-of-seed S] [--entropy-coefficient E] [--rl-learning-rate R] \
+ *     [--gap-tasks 48] [--dreamgym-updates N] [--entropy-coefficient E] [--rl-learning-rate R] \
  *     [--servers 2] [--out DIR]
  * `--conditions ''` writes the report from the results file alone. A smoke run at a small
  * scale (`--marks 300,600 --s2r-budget 200 --seen 8 --unseen 8 --gap-tasks 4`) needs its

@@ -8,7 +8,7 @@
  *   real-ppo        the same with PPO (the paper's second real-env baseline)
  *   dreamgym        the start, then DreamGym with 0 real transitions, for as many updates
  *                   (iterations) as real-env GRPO of the same seed made to reach the last mark
- *                   (`--updates-of-seed S`: of seed S, for a seed whose real-env run is not made)
+ *                   (`--dreamgym-updates N`: N, for runs whose real-env GRPO is not made)
  *   dreamgym-s2r    the dreamgym policy, then GRPO in the real environment with the S2R budget
  *   no-curriculum, no-replay, no-retrieval   dreamgym with one part switched off
  *
@@ -16,8 +16,9 @@
  * splits, real environment, starting policy and loop configuration as a `BudgetDomain`; this
  * module runs the schedule. Every run builds the domain's embedded experience model afresh, so
  * that what one run's real episodes teach it (`learn`) never reaches another. Each point is
- * evaluated greedily in the real environment on every evaluation split; the final points also
- * sampled, and on the same training tasks in the synthetic and the real environment.
+ * evaluated greedily in the real environment on every evaluation split (real-env RL's as soon
+ * as its run reaches them); the final points also sampled, and on the same training tasks in
+ * the synthetic and the real environment.
  *
  * Resumable: run folders, checkpoints and curve points' policies live in the scratch folder,
  * every evaluation is written to the results file as it finishes, and points measured in full
@@ -77,7 +78,7 @@ const BUDGET_FLAGS = {
   marks: { type: 'string', default: '3000,10000,30000,80000' },
   's2r-budget': { type: 'string', default: '5000' },
   'gap-tasks': { type: 'string', default: '48' },
-  'updates-of-seed': { type: 'string' },
+  'dreamgym-updates': { type: 'string' },
   'entropy-coefficient': { type: 'string' },
   'rl-learning-rate': { type: 'string' },
   scratch: { type: 'string' },
@@ -117,10 +118,10 @@ export interface BudgetRun {
   /** Training tasks played in both environments at the final points. */
   gapTaskCount: number;
   /**
-   * The seed whose real-env GRPO's updates to the final budget DreamGym (and its ablations)
-   * match; by default each seed's own. For a seed whose real-env run does not fit the time.
+   * DreamGym's (and its ablations') updates; by default as many as real-env GRPO of the same
+   * seed made to reach the final budget. For runs whose real-env GRPO is not made.
    */
-  updatesOfSeed?: number;
+  dreamgymUpdates?: number;
   /** RL settings over the domain's (`--entropy-coefficient`, `--rl-learning-rate`). */
   trainer: { entropyCoefficient?: number; learningRate?: number };
   scratch: string;
@@ -167,8 +168,8 @@ function budgetRun(
         learningRate: positiveNumber('rl-learning-rate', values['rl-learning-rate']),
       }),
     },
-    ...(values['updates-of-seed'] !== undefined && {
-      updatesOfSeed: wholeNumbers('updates-of-seed', values['updates-of-seed'])[0]!,
+    ...(values['dreamgym-updates'] !== undefined && {
+      dreamgymUpdates: wholeNumbers('dreamgym-updates', values['dreamgym-updates'])[0]!,
     }),
     scratch: resolve(values.scratch ?? join(root, 'scratch', benchmark)),
     resultsDirectory: values.out ? resolve(values.out) : resolve(import.meta.dirname, 'results'),
@@ -270,7 +271,7 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
           gapTasks: gapTaskCount,
         },
         dreamgymUpdates:
-          'as many iterations as real-env GRPO of the same seed made to reach the final budget (of seed `updatesOfSeed` where a point names one)',
+          'as many iterations as real-env GRPO of the same seed made to reach the final budget, or as many as --dreamgym-updates gave (points with `updatesGiven`)',
       },
       start: {
         how: domain.start.how,
@@ -368,6 +369,7 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
     config: DreamGymConfigInput,
     from: string,
     pointsReached: (records: readonly IterationMetrics[]) => number[],
+    onPointKept?: (point: number) => Promise<void>,
   ): Promise<void> {
     const runDirectory = join(scratch, `run-${condition}-${seed}`);
     const policy = newPolicy(seed);
@@ -404,6 +406,7 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
               };
               await writeCost(directory, cost);
               log(`${condition} seed ${seed}: kept the policy at ${point} real transitions`);
+              await onPointKept?.(point);
             }
           },
         },
@@ -449,7 +452,7 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
     return join(directory, 'policy');
   }
 
-  /** A real-env RL condition: snapshots at every mark. */
+  /** A real-env RL condition: snapshots at every mark, each evaluated when it is kept. */
   async function trainReal(condition: 'real-grpo' | 'real-ppo', seed: number): Promise<void> {
     if (await readCost(pointDirectory(condition, seed, finalBudget))) return;
     const from = await startPolicy(seed);
@@ -466,16 +469,19 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
       },
       from,
       (records) => marksCrossed(records, marks),
+      // Each point is measured as it is reached, so a run stopped before its final budget has
+      // its earlier points in the results.
+      (mark) => evaluatePoint(condition, seed, mark, mark === finalBudget),
     );
   }
 
   /**
-   * Real-env GRPO's updates to reach the final budget for `seed` (or for `--updates-of-seed`):
-   * DreamGym makes as many. From the scratch folder, or from the results file when the scratch
+   * Real-env GRPO's updates to reach the final budget for `seed`: DreamGym makes as many (or
+   * `--dreamgym-updates`). From the scratch folder, or from the results file when the scratch
    * folder that trained it is gone.
    */
-  async function updatesAtFinalBudget(trainedSeed: number): Promise<number> {
-    const seed = run.updatesOfSeed ?? trainedSeed;
+  async function updatesAtFinalBudget(seed: number): Promise<number> {
+    if (run.dreamgymUpdates !== undefined) return run.dreamgymUpdates;
     const cost =
       (await readCost(pointDirectory('real-grpo', seed, finalBudget))) ??
       pointOf('real-grpo', seed, finalBudget);
@@ -498,10 +504,9 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
       from,
       (records) => (records.length === updates ? [0] : []),
     );
-    if (run.updatesOfSeed !== undefined && run.updatesOfSeed !== seed) {
+    if (run.dreamgymUpdates !== undefined) {
       const directory = pointDirectory(condition, seed, 0);
-      const cost = (await readCost(directory))!;
-      await writeCost(directory, { ...cost, updatesOfSeed: run.updatesOfSeed });
+      await writeCost(directory, { ...(await readCost(directory))!, updatesGiven: true });
     }
   }
 
@@ -530,7 +535,7 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
       syntheticTransitions: synthetic.syntheticTransitions,
       updates: synthetic.updates + real.updates,
       wallSeconds: synthetic.wallSeconds + real.wallSeconds,
-      ...(synthetic.updatesOfSeed !== undefined && { updatesOfSeed: synthetic.updatesOfSeed }),
+      ...(synthetic.updatesGiven && { updatesGiven: true }),
     });
   }
 

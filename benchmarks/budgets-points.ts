@@ -23,8 +23,8 @@ export interface PointCost {
   updates: number;
   /** Training wall time (evaluations and behaviour cloning not counted). */
   wallSeconds: number;
-  /** A synthetic run's updates matched real-env GRPO of this seed, not its own (`--updates-of-seed`). */
-  updatesOfSeed?: number;
+  /** A synthetic run's updates were given (`--dreamgym-updates`), not matched to its seed's real-env GRPO. */
+  updatesGiven?: boolean;
 }
 
 /** The cost a point's folder records, or nothing when the point was not reached yet. */

@@ -38,8 +38,8 @@ export interface CurvePoint {
   updates: number;
   /** Training wall time from the starting policy (behaviour cloning not counted). */
   wallSeconds: number;
-  /** A synthetic run's updates matched real-env GRPO of this seed, not its own. */
-  updatesOfSeed?: number;
+  /** A synthetic run's updates were given on the command line, not matched to its seed's real-env GRPO. */
+  updatesGiven?: boolean;
   // Greedy real success on each evaluation split sits at the top level, under the split's
   // name (`valid_seen`, `eval`), as the first results file has it: read it with `greedyOn`.
   /** Sampled real success by split (final points). */
@@ -369,7 +369,7 @@ export function renderBudgetReport(
   const curveRows = document.curves
     .map(
       (point) =>
-        `<tr><th>${escapeHtml(point.condition)}</th><td>${point.seed}</td><td>${point.realTransitions}</td><td>${point.syntheticTransitions}</td><td>${point.updates}${point.updatesOfSeed === undefined ? '' : ` (as seed ${point.updatesOfSeed}'s real-env GRPO)`}</td><td>${(point.wallSeconds / 60).toFixed(1)}</td>${splits.map((split) => cell(greedyOn(point, split))).join('')}</tr>`,
+        `<tr><th>${escapeHtml(point.condition)}</th><td>${point.seed}</td><td>${point.realTransitions}</td><td>${point.syntheticTransitions}</td><td>${point.updates}${point.updatesGiven ? ' (given)' : ''}</td><td>${(point.wallSeconds / 60).toFixed(1)}</td>${splits.map((split) => cell(greedyOn(point, split))).join('')}</tr>`,
     )
     .join('\n');
   const header = (words: string) => `<th>${escapeHtml(words)}</th>`;

@@ -36,7 +36,7 @@
  * installs them):
  *   npx tsx benchmarks/miniwob-budgets.ts [--seeds 1,2] \
  *     [--conditions start,real-grpo,dreamgym,dreamgym-s2r] [--scratch DIR] \
- *     [--marks 3000,10000,30000,80000] [--s2r-budget 5000] [--updates-of-seed S] [--data DIR] \
+ *     [--marks 3000,10000,30000,80000] [--s2r-budget 5000] [--dreamgym-updates N] [--data DIR] \
  *     [--train-seeds 30] [--eval-seeds 25] [--start-seeds 5] [--gap-tasks 48] [--concurrency 2] \
  *     [--entropy-coefficient E] [--rl-learning-rate R] [--out DIR]
  * The dataset (task instances, one exploration episode per training instance) is built on the
