@@ -32,6 +32,10 @@
  * candidate"; seed 2's held-out NLL fell to 0.000 in one epoch), at 0.002 seeds 1 and 2 kept
  * epochs 4 and 5 (held-out NLL 0.83 -> 0.76 and 0.23 -> 0.12).
  *
+ * RL runs at learning rate 0.005 (`RL_LEARNING_RATE`), chosen on the 48 training instances among
+ * 0.05, 0.01, 0.005 and 0.002 (`miniwob-step-size.ts`): the first run, at the policy's 0.05,
+ * stopped learning by iteration 12 (entropy under 0.05 nats, every advantage 0 from then on).
+ *
  * Usage (after `npm run build`; Chromium and the `miniwob` package as `bash scripts/setup.sh`
  * installs them):
  *   npx tsx benchmarks/miniwob-budgets.ts [--seeds 1,2] \
@@ -74,6 +78,11 @@ const [trainSeeds, evalSeeds, startSeeds, concurrency] = (
 const data = resolve(values.data ?? join(run.scratch, 'dataset'));
 const maxSteps = 5;
 const tasks = MINIWOB_EXPERIMENT_TASKS;
+/**
+ * The RL trainer's learning rate, chosen on training instances (`miniwob-step-size.ts`): at the
+ * policy's 0.05 the first run's updates stalled by iteration 12 (every advantage 0).
+ */
+const RL_LEARNING_RATE = 0.005;
 const BEHAVIOUR_CLONING = {
   epochs: 20,
   miniBatchSize: 64,
@@ -92,7 +101,13 @@ const miniwob: BudgetDomain = {
   evaluation: { eval: tasks.length * evalSeeds },
   maxSteps,
   baseConfig: (seed) =>
-    experimentBaseConfig({ seed, iterations: 15, maxSteps, realConcurrency: concurrency }),
+    experimentBaseConfig({
+      seed,
+      iterations: 15,
+      maxSteps,
+      realConcurrency: concurrency,
+      rlLearningRate: RL_LEARNING_RATE,
+    }),
   protocol: {
     tasks,
     tasksChosen:
