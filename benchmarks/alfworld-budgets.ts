@@ -45,12 +45,8 @@ import { join, resolve } from 'node:path';
 import { setUpDomain } from '@dreamgym/cli';
 import type { DreamGymConfigInput, Task } from '@dreamgym/core';
 import { log } from './alfworld-protocol.js';
-import {
-  type BudgetDomain,
-  budgetCommandLine,
-  runBudgets,
-  wholeNumbers,
-} from './budgets-driver.js';
+import { budgetCommandLine, wholeNumbers } from './budgets-command-line.js';
+import { type BudgetDomain, runBudgets } from './budgets-driver.js';
 
 const { run, values } = budgetCommandLine('alfworld-budgets', {
   seen: { type: 'string', default: '140' },

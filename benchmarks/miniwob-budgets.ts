@@ -56,12 +56,8 @@ import { launchChromium, startMiniwobServer } from '@dreamgym/browser';
 import { setUpDomain } from '@dreamgym/cli';
 import { connectMiniwobReal, MINIWOB_EXPERIMENT_TASKS } from '@dreamgym/miniwob';
 import { log } from './alfworld-protocol.js';
-import {
-  type BudgetDomain,
-  budgetCommandLine,
-  runBudgets,
-  wholeNumbers,
-} from './budgets-driver.js';
+import { budgetCommandLine, wholeNumbers } from './budgets-command-line.js';
+import { type BudgetDomain, runBudgets } from './budgets-driver.js';
 import { experimentBaseConfig } from './experiment-conditions.js';
 import { ensureMiniwobExperimentDataset } from './miniwob-dataset.js';
 
