@@ -118,10 +118,9 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
       trainer: {
         ...config.trainer,
         ...(learningRate !== undefined && { learningRate }),
-        loss: {
-          ...config.trainer?.loss,
-          ...(entropyCoefficient !== undefined && { entropyCoefficient }),
-        },
+        ...(entropyCoefficient !== undefined && {
+          loss: { ...config.trainer?.loss, entropyCoefficient },
+        }),
       },
     };
   };
