@@ -19,7 +19,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { IterationMetrics } from '@dreamgym/core';
-import type { CurvePoint, SplitResult } from './budgets-report.js';
+import { type CurvePoint, greedyOn } from './budgets-report.js';
 
 const { values } = parseArgs({
   options: {
@@ -72,7 +72,7 @@ for (const spec of values.runs.split(',')) {
     syntheticSuccessLast100: mean(records.slice(-100).map((record) => record.successRate)),
     trainingInstances: point.syntheticToRealGap,
     heldOut: {
-      greedy: (point as unknown as Record<string, SplitResult>).eval,
+      greedy: greedyOn(point, 'eval'),
       sampled: point.sampled?.eval,
     },
   });
