@@ -153,6 +153,19 @@ describe('dreamgym', () => {
     expect(resumed.err()).toMatch(/resumed .* from checkpoint iteration-000001/);
     expect(await metrics()).toHaveLength(1);
 
+    // A larger --iterations takes --extend; with it the run goes on from where it ended.
+    const larger = capture({ DREAMGYM_DATA_DIR: dataRoot() });
+    const twoIterations = ['train', '--run-dir', runDirectory, '--resume', '--iterations', '2'];
+    expect(await runCli(twoIterations, larger)).toBe(2);
+    expect(larger.err()).toMatch(/different configuration.*--resume --extend/);
+    const extended = capture({ DREAMGYM_DATA_DIR: dataRoot() });
+    expect(await runCli([...twoIterations, '--extend'], extended)).toBe(0);
+    expect(extended.err()).toMatch(/extending .*: iterations 1 -> 2/);
+    expect(await metrics()).toHaveLength(2);
+    const withoutResume = capture({ DREAMGYM_DATA_DIR: dataRoot() });
+    expect(await runCli(['train', '--run-dir', runDirectory, '--extend'], withoutResume)).toBe(2);
+    expect(withoutResume.err()).toMatch(/--extend goes on with the run .*pass --resume/);
+
     const evaluation = capture();
     expect(await runCli(['eval', '--run-dir', runDirectory, '--eval-tasks', '2'], evaluation)).toBe(
       0,

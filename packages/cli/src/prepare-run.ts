@@ -142,13 +142,16 @@ export interface PreparedRun {
   components: DreamGymComponents;
   /** Whether the loop continues the run in the folder. */
   resume: boolean;
+  /** Whether the continued run may go on to more iterations or a larger real budget (`--extend`). */
+  extend: boolean;
   /** Frees the policy and the models. */
   close(): Promise<void>;
 }
 
 /**
  * `dreamgym train`'s run: flags over the `--config` file, or on `--resume` over the settings
- * the run folder saved (a resumed run keeps them; the loop refuses a changed configuration).
+ * the run folder saved (a resumed run keeps them; the loop refuses a changed configuration,
+ * except, with `--extend`, a larger `--iterations` or `--real-budget`).
  * Writes `setup.json`, `policy.json` and `models.json`, so that a resumed run and `dreamgym
  * eval` rebuild the same parts.
  */
@@ -158,6 +161,9 @@ export async function prepareRun(
   usage: string,
 ): Promise<PreparedRun> {
   const runDirectory = runFolderFlag(values, io);
+  if (values.extend && !values.resume) {
+    fail('--extend goes on with the run in --run-dir: pass --resume with it.', '--extend');
+  }
   // The loop refuses this too, but only once the domain has loaded and the run's files are written.
   const existing = await DreamGymLoop.latestCheckpoint(runDirectory);
   if (existing !== undefined && !values.resume) {
@@ -249,6 +255,7 @@ export async function prepareRun(
       realEnvironment: domain.realEnvironment,
     },
     resume: values.resume === true,
+    extend: values.extend === true,
     close: parts.close,
   };
 }

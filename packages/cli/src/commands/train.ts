@@ -51,6 +51,8 @@ Run:
                              and an optional "setup" object with the options above
   --run-dir DIR              run folder (default runs/NAME-<date>); holds metrics, checkpoints
   --resume                   continue the run in --run-dir from its last checkpoint
+  --extend                   with --resume, go on to a larger --iterations or --real-budget
+                             (a learning curve taken further; nothing else may change)
   --no-baseline              do not evaluate the starting policy first (evaluation.atStart)
 
 Models (the defaults are embedded and need no model; one --model backs every LLM part):
@@ -127,6 +129,7 @@ const TRAIN_OPTIONS: FlagSpecs = {
   config: { type: 'string' },
   'run-dir': { type: 'string' },
   resume: { type: 'boolean' },
+  extend: { type: 'boolean' },
   'no-baseline': { type: 'boolean' },
   iterations: { type: 'string' },
   seed: { type: 'string' },
@@ -179,7 +182,7 @@ async function train(args: string[], io: CommandIo): Promise<number> {
       },
       runDirectory: run.runDirectory,
     });
-    const result = await loop.run({ resume: run.resume });
+    const result = await loop.run({ resume: run.resume, extend: run.extend });
     progress.finish();
     io.stdout.write(formatRunResult(result, run.runDirectory, run.config));
     return 0;

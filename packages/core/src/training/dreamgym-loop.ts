@@ -56,6 +56,7 @@ import {
 import { createLoopTrainer, rewardGroups } from './loop-trainer.js';
 import { type IterationMetrics, IterationMetricsSchema } from './metrics.js';
 import type { PolicyGradientTrainer, UpdateMetrics } from './policy-gradient-trainer.js';
+import { extendRun } from './run-extension.js';
 import { BudgetedEnvironment, RealTransitionBudget } from './sim-to-real.js';
 import { stalledUpdateWarning } from './stalled-updates.js';
 import { syntheticEnvironmentFromConfig } from './synthetic-environment-from-config.js';
@@ -227,9 +228,12 @@ export class DreamGymLoop {
 
   /**
    * Trains. With `resume`, continues from the run folder's latest checkpoint (a fresh run
-   * when there is none); without it, the run folder must not hold a checkpoint yet.
+   * when there is none); without it, the run folder must not hold a checkpoint yet. With
+   * `extend` too, the run may go on to more iterations or a larger real-transition budget.
    */
-  async run(options: { resume?: boolean; signal?: AbortSignal } = {}): Promise<DreamGymResult> {
+  async run(
+    options: { resume?: boolean; extend?: boolean; signal?: AbortSignal } = {},
+  ): Promise<DreamGymResult> {
     const { config, components } = this;
     await mkdir(this.runDirectory, { recursive: true });
     const checkpoint = await this.checkpoints.load();
@@ -239,7 +243,8 @@ export class DreamGymLoop {
         { path: this.runDirectory },
       );
     }
-    const opened = checkpoint ? await this.restore(checkpoint) : await this.begin(options);
+    const extend = options.extend === true;
+    const opened = checkpoint ? await this.restore(checkpoint, extend) : await this.begin(options);
     const { counters, warmStart } = opened;
     const state: RunState = {
       ...opened,
@@ -280,15 +285,21 @@ export class DreamGymLoop {
     };
   }
 
-  /** The state a checkpoint holds; the logs are cut back to what it covers. */
-  private async restore(checkpoint: LoadedCheckpoint): Promise<OpenedRun> {
+  /**
+   * The state a checkpoint holds; the logs are cut back to what it covers. With `extend`, the
+   * configuration may raise the run's iterations and real-transition budget (`run-extension.ts`).
+   */
+  private async restore(checkpoint: LoadedCheckpoint, extend: boolean): Promise<OpenedRun> {
     const { components } = this;
     const counters = CountersSchema.parse(checkpoint.json('counters'));
     if (counters.configHash !== stableHash(this.config)) {
-      throw new CheckpointError(
-        `The checkpoint in ${this.runDirectory} was written with a different configuration. Resume with the run's config.json, or start a new --run-dir.`,
-        { path: this.runDirectory },
-      );
+      if (!extend) {
+        throw new CheckpointError(
+          `The checkpoint in ${this.runDirectory} was written with a different configuration. Resume with the run's config.json, extend it to more iterations or a larger real-transition budget (run({ resume: true, extend: true }), dreamgym train --resume --extend), or start a new --run-dir.`,
+          { path: this.runDirectory },
+        );
+      }
+      await extendRun(this.files.config, this.config, counters, this.runDirectory, this.log);
     }
     await components.policy.loadState(checkpointFolder(checkpoint, 'policy', this.runDirectory));
     const valueFunction = checkpoint.parts().includes('value-header')
