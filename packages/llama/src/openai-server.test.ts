@@ -306,7 +306,7 @@ describe('dreamgym model server (OpenAI-compatible, real model)', () => {
     expect(prediction.observation.text.length).toBeGreaterThan(0);
     expect(prediction.reasoning.length).toBeLessThanOrEqual(160);
     expect(prediction.reward).toBe(prediction.done && prediction.success ? 1 : 0);
-  });
+  }, 120_000);
 
   it('drives LlmTaskGenerator: task variations written by the real model, validated and de-duplicated', async () => {
     const client = new OpenAICompatibleChatModel({
