@@ -252,8 +252,9 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
 
   /**
    * Trains `condition` from the policy in `from` with `config` in its run folder (resumed when
-   * one is there, and extended when `config` raises its budget or iterations), keeping the policy as the curve points `pointsReached` names for an
-   * iteration (given the run's metrics so far, this iteration's last) are reached. The loop
+   * one is there, and extended when `config` raises its budget or iterations), keeping the
+   * policy as the curve points `pointsReached` names for an iteration (given the run's metrics
+   * so far, this iteration's last) are reached. The loop
    * waits for the copy before it saves the iteration's checkpoint, so a resumed run keeps
    * exactly the points its checkpoint does not cover.
    */

@@ -44,7 +44,7 @@ function differences(started: unknown, requested: unknown, path = ''): string[] 
  * would shrink, or when iterations would be added after the real phase began (synthetic
  * iterations come before real ones).
  */
-export function runExtension(
+function runExtension(
   started: DreamGymConfig,
   requested: DreamGymConfig,
   phase: Counters['phase'],
@@ -93,9 +93,11 @@ export async function extendRun(
   log: (message: string) => void,
 ): Promise<void> {
   const written: unknown = JSON.parse(await readFile(configFile, 'utf8'));
-  if (stableHash(written) === stableHash(config)) {
+  const writtenHash = stableHash(written);
+  const configHash = stableHash(config);
+  if (writtenHash === configHash) {
     log(`continuing the extension of ${runDirectory}`);
-  } else if (stableHash(written) !== counters.configHash) {
+  } else if (writtenHash !== counters.configHash) {
     throw new CheckpointError(
       `${configFile} is not the configuration the checkpoint in ${runDirectory} was written with, so the run cannot be extended.`,
       { path: configFile },
@@ -106,5 +108,5 @@ export async function extendRun(
     await writeFileAtomic(configFile, `${JSON.stringify(config, null, 2)}\n`);
     log(`extending ${runDirectory}: ${changes.join(', ')}`);
   }
-  counters.configHash = stableHash(config);
+  counters.configHash = configHash;
 }
