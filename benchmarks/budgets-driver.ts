@@ -23,7 +23,8 @@
  * Resumable: run folders, checkpoints and curve points' policies live in the scratch folder,
  * every evaluation is written to the results file as it finishes, and points measured in full
  * there are not trained again. With no condition, the report is written from the results file
- * alone (the domain is not loaded).
+ * alone (the domain is not loaded). Seeds or conditions may run side by side as separate
+ * processes with the same results folder: each writes back only the points it measured.
  */
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
@@ -127,9 +128,9 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
   await mkdir(scratch, { recursive: true });
   await mkdir(resultsDirectory, { recursive: true });
   const resultsFile = join(resultsDirectory, `${domain.benchmark}.json`);
-  const curves: CurvePoint[] = existsSync(resultsFile)
-    ? ((JSON.parse(await readFile(resultsFile, 'utf8')) as { curves?: CurvePoint[] }).curves ?? [])
-    : [];
+  let curves = await readCurves(resultsFile);
+  /** The points this process measures: the only ones it writes over the results file's. */
+  const measuredHere = new Set<CurvePoint>();
   const pointOf = (condition: BudgetCondition, seed: number, mark: number) =>
     findPoint(curves, condition, seed, mark);
   const settings: BudgetSettings = {
@@ -143,6 +144,12 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
   };
 
   async function writeResults(): Promise<void> {
+    // Another process (another seed or condition, with the same results folder) may have
+    // written the file since this one read it: keep its points, replace only this one's.
+    const elsewhere = (await readCurves(resultsFile)).filter(
+      (point) => !findPoint([...measuredHere], point.condition, point.seed, point.mark),
+    );
+    curves = [...elsewhere, ...measuredHere];
     curves.sort(
       (a, b) =>
         BUDGET_CONDITIONS.indexOf(a.condition) - BUDGET_CONDITIONS.indexOf(b.condition) ||
@@ -176,7 +183,7 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
       table: budgetTableRecord(curves, splits),
       claims: budgetClaims(curves, settings),
     };
-    const temporary = `${resultsFile}.tmp`;
+    const temporary = `${resultsFile}.${process.pid}.tmp`;
     await writeFile(temporary, `${JSON.stringify(document, null, 2)}\n`);
     await rename(temporary, resultsFile);
     await writeFile(
@@ -449,6 +456,7 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
       point = { condition, seed, mark: realTransitions, ...cost, final };
       curves.push(point);
     }
+    measuredHere.add(point);
     Object.assign(point, cost, { final });
     const policy = newPolicy(seed);
     await policy.loadState(join(directory, 'policy'));
@@ -542,3 +550,11 @@ const SYNTHETIC_VARIANTS: Partial<
   'no-replay': (config) => ({ ...config, replayWriteBack: false }),
   'no-retrieval': (config) => ({ ...config, retrieval: { enabled: false, k: 8 } }),
 };
+
+/** The curve points of a results file (none when there is no file yet). */
+async function readCurves(resultsFile: string): Promise<CurvePoint[]> {
+  if (!existsSync(resultsFile)) return [];
+  return (
+    (JSON.parse(await readFile(resultsFile, 'utf8')) as { curves?: CurvePoint[] }).curves ?? []
+  );
+}
