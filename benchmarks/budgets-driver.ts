@@ -66,6 +66,7 @@ import {
   budgetClaims,
   budgetTableRecord,
   type CurvePoint,
+  finalMark,
   greedyOn,
   renderBudgetReport,
   setGreedy,
@@ -180,7 +181,7 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
         bySeed: curves.filter((point) => point.condition === 'start'),
       },
       curves,
-      table: budgetTableRecord(curves, splits),
+      table: budgetTableRecord(curves, settings),
       claims: budgetClaims(curves, settings),
     };
     const temporary = `${resultsFile}.${process.pid}.tmp`;
@@ -505,7 +506,7 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
       for (const condition of conditions) {
         const points = condition.startsWith('real-')
           ? marks.map((mark) => [mark, mark === finalBudget] as const)
-          : ([[condition === 'dreamgym-s2r' ? s2rBudget : 0, true]] as const);
+          : ([[finalMark(condition, settings), true]] as const);
         // Measured in full (perhaps by a run whose scratch folder is gone): nothing to do.
         if (
           points.every(([mark, final]) => measured(pointOf(condition, seed, mark), final, splits))

@@ -115,16 +115,31 @@ export function pooled(
 const allSplits = (splits: readonly string[]) =>
   splits.length === 1 ? splits[0]! : splits.length === 2 ? 'both splits' : 'all splits';
 
+/** What the final table and the claims read of the settings. */
+export type FinalSettings = Pick<BudgetSettings, 'splits' | 'finalBudget' | 's2rBudget'>;
+
+/** The mark a condition's training ends at: the last mark for real-env RL, the S2R budget, or 0. */
+export function finalMark(condition: BudgetCondition, settings: FinalSettings): number {
+  if (condition.startsWith('real-')) return settings.finalBudget;
+  return condition === 'dreamgym-s2r' ? settings.s2rBudget : 0;
+}
+
+/**
+ * A condition's final points, measured in full. A point that was final for a smaller last mark
+ * (a run stopped at 30K whose marks now go to 80K) is not one: the table and the claims never
+ * pool one seed's 30K with another's 80K.
+ */
 const finalPoints = (
   curves: readonly CurvePoint[],
   condition: BudgetCondition,
-  splits: readonly string[],
+  settings: FinalSettings,
 ) =>
   curves.filter(
     (point) =>
       point.condition === condition &&
       point.final &&
-      splits.every((split) => greedyOn(point, split)),
+      point.mark === finalMark(condition, settings) &&
+      settings.splits.every((split) => greedyOn(point, split)),
   );
 const disjoint = (a: SplitResult, b: SplitResult) =>
   a.interval[0] > b.interval[1] || b.interval[0] > a.interval[1];
@@ -138,7 +153,7 @@ export const withInterval = (value: SplitResult | undefined) =>
 /** The paper's claims, each with the figures and whether they support it. */
 export function budgetClaims(curves: readonly CurvePoint[], settings: BudgetSettings) {
   const { finalBudget, s2rBudget, splits } = settings;
-  const final = (condition: BudgetCondition) => finalPoints(curves, condition, splits);
+  const final = (condition: BudgetCondition) => finalPoints(curves, condition, settings);
   const start = pooled(final('start'), splits);
   const realRl = pooled(final('real-grpo'), splits);
   const dreamgym = pooled(final('dreamgym'), splits);
@@ -192,9 +207,10 @@ export function budgetClaims(curves: readonly CurvePoint[], settings: BudgetSett
 }
 
 /** The final point of every condition, pooled over its seeds. */
-export function budgetTable(curves: readonly CurvePoint[], splits: readonly string[]) {
+export function budgetTable(curves: readonly CurvePoint[], settings: FinalSettings) {
+  const { splits } = settings;
   return BUDGET_CONDITIONS.map((condition) => {
-    const points = finalPoints(curves, condition, splits);
+    const points = finalPoints(curves, condition, settings);
     if (points.length === 0) return undefined;
     const mean = (read: (point: CurvePoint) => number | undefined) => {
       const numbers = points.map(read).filter((value): value is number => value !== undefined);
@@ -226,13 +242,13 @@ export function budgetTable(curves: readonly CurvePoint[], splits: readonly stri
  * The final table as the results file keeps it: each split's greedy success under its name,
  * the sampled ones under `sampled_<split>`, and with several splits their pool as `both`.
  */
-export function budgetTableRecord(curves: readonly CurvePoint[], splits: readonly string[]) {
-  return budgetTable(curves, splits).map(
+export function budgetTableRecord(curves: readonly CurvePoint[], settings: FinalSettings) {
+  return budgetTable(curves, settings).map(
     ({ greedy, sampled, all, syntheticToRealGap, ...row }) => ({
       ...row,
       ...Object.fromEntries(greedy),
       ...Object.fromEntries([...sampled].map(([split, value]) => [`sampled_${split}`, value])),
-      ...(splits.length > 1 ? { both: all } : {}),
+      ...(settings.splits.length > 1 ? { both: all } : {}),
       syntheticToRealGap,
     }),
   );
@@ -254,7 +270,7 @@ export function renderBudgetReport(
   const { finalBudget, marks, gapTaskCount, startHow, splits, labels } = settings;
   const document = {
     curves,
-    table: budgetTable(curves, splits),
+    table: budgetTable(curves, settings),
     claims: budgetClaims(curves, settings),
   };
   /** One split's curves, or (no split) the pool of every split. */
@@ -399,7 +415,7 @@ const capitalised = (words: string) => `${words[0]!.toUpperCase()}${words.slice(
 /** The final table and the claims as progress lines, for the end of a run. */
 export function summaryLines(curves: readonly CurvePoint[], settings: BudgetSettings): string[] {
   return [
-    ...budgetTable(curves, settings.splits).map(
+    ...budgetTable(curves, settings).map(
       (row) =>
         `${row.condition} (seeds ${row.seeds.join(', ')}): ${withInterval(row.all)} greedy on ${allSplits(settings.splits)}, ${Math.round(row.realTransitions)} real, ${Math.round(row.syntheticTransitions)} synthetic transitions, ${Math.round(row.updates)} updates`,
     ),
