@@ -147,8 +147,9 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
   async function writeResults(): Promise<void> {
     // Another process (another seed or condition, with the same results folder) may have
     // written the file since this one read it: keep its points, replace only this one's.
+    const mine = [...measuredHere];
     const elsewhere = (await readCurves(resultsFile)).filter(
-      (point) => !findPoint([...measuredHere], point.condition, point.seed, point.mark),
+      (point) => !findPoint(mine, point.condition, point.seed, point.mark),
     );
     curves = [...elsewhere, ...measuredHere];
     curves.sort(
@@ -504,9 +505,10 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
   try {
     for (const seed of seeds) {
       for (const condition of conditions) {
-        const points = condition.startsWith('real-')
-          ? marks.map((mark) => [mark, mark === finalBudget] as const)
-          : ([[finalMark(condition, settings), true]] as const);
+        const last = finalMark(condition, settings);
+        const points = (condition.startsWith('real-') ? marks : [last]).map(
+          (mark) => [mark, mark === last] as const,
+        );
         // Measured in full (perhaps by a run whose scratch folder is gone): nothing to do.
         if (
           points.every(([mark, final]) => measured(pointOf(condition, seed, mark), final, splits))
