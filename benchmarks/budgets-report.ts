@@ -127,20 +127,25 @@ export function finalMark(condition: BudgetCondition, settings: FinalSettings): 
 /**
  * A condition's final points, measured in full. A point that was final for a smaller last mark
  * (a run stopped at 30K whose marks now go to 80K) is not one: the table and the claims never
- * pool one seed's 30K with another's 80K.
+ * pool one seed's 30K with another's 80K. Nor do they pool a synthetic run whose updates were
+ * given on the command line with one matched to its seed's real-env GRPO: while any seed has
+ * a matched point, the given ones are left out (they stay in the table of every point).
  */
-const finalPoints = (
+export function finalPoints(
   curves: readonly CurvePoint[],
   condition: BudgetCondition,
   settings: FinalSettings,
-) =>
-  curves.filter(
+): CurvePoint[] {
+  const points = curves.filter(
     (point) =>
       point.condition === condition &&
       point.final &&
       point.mark === finalMark(condition, settings) &&
       settings.splits.every((split) => greedyOn(point, split)),
   );
+  const matched = points.filter((point) => !point.updatesGiven);
+  return matched.length > 0 ? matched : points;
+}
 const disjoint = (a: SplitResult, b: SplitResult) =>
   a.interval[0] > b.interval[1] || b.interval[0] > a.interval[1];
 export const pct = (value: number | undefined) =>

@@ -1,0 +1,91 @@
+/**
+ * The budgets report's final table and claims read the points the protocol asks for: each
+ * condition's final mark only, and a synthetic run's matched updates before given ones.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  type BudgetCondition,
+  budgetClaims,
+  budgetTable,
+  type CurvePoint,
+  finalPoints,
+} from '../benchmarks/budgets-report.js';
+
+const settings = {
+  splits: ['eval'],
+  labels: { domain: 'Test', environment: 'the real environment', trainingTasks: 'training tasks' },
+  finalBudget: 80_000,
+  s2rBudget: 5_000,
+  marks: [3_000, 80_000],
+  gapTaskCount: 0,
+  startHow: 'behaviour cloning',
+};
+
+/** A final point with `successes` of 100 greedy episodes on `eval`. */
+function point(
+  condition: BudgetCondition,
+  seed: number,
+  successes: number,
+  extra: Partial<CurvePoint> = {},
+): CurvePoint {
+  const mark = condition === 'real-grpo' ? 80_000 : condition === 'dreamgym-s2r' ? 5_000 : 0;
+  return {
+    condition,
+    seed,
+    mark,
+    realTransitions: mark,
+    syntheticTransitions: 0,
+    updates: 1_000,
+    wallSeconds: 60,
+    final: true,
+    eval: { successRate: successes / 100, interval: [0, 1], episodes: 100 },
+    ...extra,
+  } as CurvePoint;
+}
+
+describe('budgets report final points', () => {
+  it('leaves out a given-updates point while a seed has a matched one', () => {
+    const curves = [
+      point('dreamgym', 1, 80, { updates: 1_956 }),
+      point('dreamgym', 2, 40, { updates: 1_230, updatesGiven: true }),
+    ];
+    expect(finalPoints(curves, 'dreamgym', settings).map((p) => p.seed)).toEqual([1]);
+    const row = budgetTable(curves, settings).find((r) => r.condition === 'dreamgym')!;
+    expect(row.seeds).toEqual([1]);
+    expect(row.updates).toBe(1_956);
+    expect(row.greedy.get('eval')?.successRate).toBe(0.8);
+  });
+
+  it('pools given-updates points when no seed has a matched one', () => {
+    const curves = [
+      point('dreamgym', 1, 80, { updatesGiven: true }),
+      point('dreamgym', 2, 40, { updatesGiven: true }),
+    ];
+    const row = budgetTable(curves, settings).find((r) => r.condition === 'dreamgym')!;
+    expect(row.seeds).toEqual([1, 2]);
+    expect(row.greedy.get('eval')?.successRate).toBe(0.6);
+  });
+
+  it('never pools a run stopped at an earlier mark with one at the final mark', () => {
+    const curves = [
+      point('real-grpo', 1, 90),
+      point('real-grpo', 2, 50, { mark: 3_000, realTransitions: 3_000 }),
+    ];
+    expect(finalPoints(curves, 'real-grpo', settings).map((p) => p.seed)).toEqual([1]);
+  });
+
+  it('states the claims from the matched points', () => {
+    const curves = [
+      point('start', 1, 50),
+      point('real-grpo', 1, 90),
+      point('dreamgym', 1, 88),
+      point('dreamgym', 2, 10, { updatesGiven: true }),
+      point('dreamgym-s2r', 1, 70),
+    ];
+    const [premise, matches, beats] = budgetClaims(curves, settings);
+    expect(premise?.supported).toBe(true);
+    expect(matches?.supported).toBe(true);
+    expect(matches?.note).toContain('88.0%');
+    expect(beats?.supported).toBe(false);
+  });
+});
