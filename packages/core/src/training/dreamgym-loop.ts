@@ -303,7 +303,7 @@ export class DreamGymLoop {
     }
     await components.policy.loadState(checkpointFolder(checkpoint, 'policy', this.runDirectory));
     const valueFunction = checkpoint.parts().includes('value-header')
-      ? valueFunctionFromCheckpoint(checkpoint)
+      ? valueFunctionFromCheckpoint(checkpoint, this.runDirectory)
       : undefined;
     let reference: TrainablePolicy | undefined;
     const referenceFolder = checkpoint.folder('reference');

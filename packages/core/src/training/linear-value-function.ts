@@ -1,7 +1,13 @@
 /**
- * `LinearValueFunction`: the PPO critic for the embedded policy, V(s) as a linear function of
- * hashed state features (task tokens, state tokens, task x state token pairs, recent
+ * `LinearValueFunction`: the PPO critic for the embedded policy, V(s) as the mean of the weights
+ * of hashed state features (task tokens, state tokens, task x state token pairs, recent
  * actions, a bias), fitted to returns by Adam on the squared error.
+ *
+ * The mean, not the sum: Adam moves every touched weight by about the learning rate, so a sum
+ * over a state's features would move V(s) by the learning rate times the feature count in one
+ * step. A web page's accessibility tree gives a state hundreds of features, and a summed critic
+ * at 0.05 never settled there (value loss in the hundreds against returns in [-1, 1]); the mean
+ * moves V(s) by at most about the learning rate whatever the state's size.
  */
 import { ConfigError } from '../errors.js';
 import type { Observation, Task } from '../mdp/schemas.js';
@@ -26,6 +32,8 @@ export interface LinearValueFunctionOptions {
 
 /** Weights and optimiser state of a value function, for checkpoints. */
 export interface LinearValueFunctionState {
+  /** How V(s) reads the weights: the mean over the state's features (the only form). */
+  prediction: 'mean';
   hashBits: number;
   historyWindow: number;
   optimizer: AdamConfig;
@@ -93,12 +101,12 @@ export class LinearValueFunction {
     return features;
   }
 
-  /** V(s) for precomputed features. */
+  /** V(s) for precomputed features: the mean of their weights. */
   predict(features: Int32Array): number {
     let value = 0;
     for (let index = 0; index < features.length; index += 1)
       value += this.weights[features[index]!]!;
-    return value;
+    return features.length === 0 ? 0 : value / features.length;
   }
 
   /**
@@ -112,9 +120,10 @@ export class LinearValueFunction {
     for (const { features, target } of batch) {
       const error = this.predict(features) - target;
       loss += 0.5 * error * error;
+      const share = error / (features.length * batch.length);
       for (let index = 0; index < features.length; index += 1) {
         const feature = features[index]!;
-        this.gradient[feature] = this.gradient[feature]! + error / batch.length;
+        this.gradient[feature] = this.gradient[feature]! + share;
         touched.add(feature);
       }
     }
@@ -126,6 +135,7 @@ export class LinearValueFunction {
   /** Weights and optimiser state. */
   exportState(): LinearValueFunctionState {
     return {
+      prediction: 'mean',
       hashBits: this.hashBits,
       historyWindow: this.historyWindow,
       optimizer: { ...this.optimizer.config },
@@ -138,6 +148,12 @@ export class LinearValueFunction {
 
   /** Rebuilds a value function from {@link LinearValueFunction.exportState}. */
   static fromState(state: LinearValueFunctionState): LinearValueFunction {
+    if (state.prediction !== 'mean') {
+      throw new ConfigError(
+        `valueFunction state has prediction ${JSON.stringify(state.prediction)}; only 'mean' (V(s) as the mean of the state's feature weights) is read.`,
+        { field: 'valueFunction.prediction' },
+      );
+    }
     const valueFunction = new LinearValueFunction({
       hashBits: state.hashBits,
       historyWindow: state.historyWindow,

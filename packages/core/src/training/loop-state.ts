@@ -67,9 +67,19 @@ function floatsOf(bytes: Uint8Array): Float32Array {
 }
 
 /** The value function a checkpoint holds (PPO runs). */
-export function valueFunctionFromCheckpoint(checkpoint: LoadedCheckpoint): LinearValueFunction {
+export function valueFunctionFromCheckpoint(
+  checkpoint: LoadedCheckpoint,
+  runDirectory: string,
+): LinearValueFunction {
   const header =
     checkpoint.json<Omit<LinearValueFunctionState, 'weights' | 'adamM' | 'adamV'>>('value-header');
+  if (header.prediction !== 'mean') {
+    // Weights fitted as a sum over a state's features mean something else averaged.
+    throw new CheckpointError(
+      `Checkpoint ${checkpoint.name} in ${runDirectory} holds a PPO critic that sums its feature weights; this version averages them. Start a new --run-dir.`,
+      { path: runDirectory },
+    );
+  }
   return LinearValueFunction.fromState({
     ...header,
     weights: floatsOf(checkpoint.bytes('value-weights')),
