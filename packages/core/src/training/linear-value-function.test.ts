@@ -9,7 +9,13 @@ import { CheckpointStore } from './checkpoint-store.js';
 import { LinearValueFunction } from './linear-value-function.js';
 import { valueFunctionFromCheckpoint } from './loop-state.js';
 
-const task: Task = { id: 'page', instruction: 'Click the button labelled submit on the form.' };
+const task: Task = {
+  id: 'page',
+  domain: 'test',
+  instruction: 'Click the button labelled submit on the form.',
+  origin: 'seed',
+  meta: {},
+};
 
 /**
  * A page-sized state: `words` tokens drawn from a vocabulary pages share (as accessibility
