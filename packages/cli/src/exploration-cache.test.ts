@@ -102,20 +102,19 @@ describe('ensureExplorationData', () => {
     expect(failedPath).not.toBe(path);
   }, 60_000);
 
-  it('names the file after the data folder expert file size and modification time', async () => {
+  it('names the file after the content of the data folder expert file, not its time', async () => {
     const data = join(directory, 'stamped-data');
     await mkdir(data, { recursive: true });
     const expertFile = join(data, 'expert_trajectories.jsonl');
-    await writeFile(expertFile, '{}\n');
+    await writeFile(expertFile, '{"a":1}\n');
     const options = { ...settings(join(directory, 'stamped'), []), dataDir: data };
     const before = await explorationCachePath(options);
+    // Copied or mounted again: a new modification time, the same content, the same file.
+    await utimes(expertFile, new Date(2_000_000_000_000), new Date(2_000_000_000_000));
     expect(await explorationCachePath(options)).toBe(before);
-    await utimes(expertFile, new Date(2_000_000_000_000), new Date(2_000_000_000_000));
-    const touched = await explorationCachePath(options);
-    expect(touched).not.toBe(before);
-    await writeFile(expertFile, '{}\n{}\n');
-    await utimes(expertFile, new Date(2_000_000_000_000), new Date(2_000_000_000_000));
-    expect(await explorationCachePath(options)).not.toBe(touched);
+    // New demonstrations of the same size: a new file.
+    await writeFile(expertFile, '{"a":2}\n');
+    expect(await explorationCachePath(options)).not.toBe(before);
   });
 
   it('defaults to $DREAMGYM_CACHE_DIR/exploration', async () => {

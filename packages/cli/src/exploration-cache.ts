@@ -21,8 +21,9 @@ import { formatProgressLine } from './progress.js';
 export const EXPLORATION_CACHE_FORMAT = 2;
 
 /**
- * The expert demonstrations of a data folder. Its size and modification time are part of the
- * cache key: replayed-expert episodes are made from it, and new data means new episodes.
+ * The expert demonstrations of a data folder. The SHA-256 of its content is part of the cache
+ * key: replayed-expert episodes are made from it, and new data means new episodes. Its content,
+ * not its modification time: a data folder copied or mounted again plays the same episodes.
  */
 const EXPERT_FILE = 'expert_trajectories.jsonl';
 
@@ -75,20 +76,20 @@ function defaultCacheDirectory(env: NodeJS.ProcessEnv): string {
   return join(cache, 'dreamgym', 'exploration');
 }
 
-async function expertFileStamp(dataDir: string): Promise<{ size: number; mtimeMs: number } | null> {
+async function expertFileDigest(dataDir: string): Promise<string | null> {
+  let content: Buffer;
   try {
-    const { size, mtimeMs } = await stat(join(dataDir, EXPERT_FILE));
-    return { size, mtimeMs };
+    content = await readFile(join(dataDir, EXPERT_FILE));
   } catch {
     return null;
   }
+  return createHash('sha256').update(content).digest('hex');
 }
 
 /**
  * Where {@link ensureExplorationData} keeps the file for these settings:
  * `<cacheDir>/<domain>-<hash>.jsonl`, the hash (16 hex digits of SHA-256) taken over the
- * settings, the resolved data folder and the size and modification time of its
- * `expert_trajectories.jsonl`.
+ * settings, the resolved data folder and the SHA-256 of its `expert_trajectories.jsonl`.
  */
 export async function explorationCachePath(input: ExplorationDataOptions): Promise<string> {
   const options = parseOptions(ExplorationDataOptionsSchema, input, 'exploration-data');
@@ -101,7 +102,7 @@ export async function explorationCachePath(input: ExplorationDataOptions): Promi
     seed: options.seed,
     maxSteps: options.maxSteps,
     randomShare: options.randomShare,
-    expertFile: await expertFileStamp(dataDir),
+    expertFile: await expertFileDigest(dataDir),
   });
   const hash = createHash('sha256').update(key).digest('hex').slice(0, 16);
   const folder = resolve(options.cacheDir ?? defaultCacheDirectory(input.env ?? process.env));
