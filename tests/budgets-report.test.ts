@@ -28,7 +28,7 @@ function point(
   successes: number,
   extra: Partial<CurvePoint> = {},
 ): CurvePoint {
-  const mark = condition === 'real-grpo' ? 80_000 : condition === 'dreamgym-s2r' ? 5_000 : 0;
+  const mark = condition.startsWith('real-') ? 80_000 : condition === 'dreamgym-s2r' ? 5_000 : 0;
   return {
     condition,
     seed,
@@ -87,5 +87,34 @@ describe('budgets report final points', () => {
     expect(matches?.supported).toBe(true);
     expect(matches?.note).toContain('88.0%');
     expect(beats?.supported).toBe(false);
+  });
+
+  it('states each claim against PPO as well as GRPO once PPO has a final point', () => {
+    const grpoOnly = [
+      point('start', 1, 50),
+      point('real-grpo', 1, 80),
+      point('dreamgym', 1, 75),
+      point('dreamgym-s2r', 1, 79),
+    ];
+    expect(budgetClaims(grpoOnly, settings).map((claim) => claim.baseline)).toEqual([
+      'real-grpo',
+      'real-grpo',
+      'real-grpo',
+    ]);
+    // PPO well above DreamGym: DreamGym matches GRPO (within 10%) but not PPO.
+    const claims = budgetClaims([...grpoOnly, point('real-ppo', 1, 95)], settings);
+    expect(claims.map((claim) => [claim.baseline, claim.supported])).toEqual([
+      ['real-grpo', true],
+      ['real-ppo', true],
+      ['real-grpo', true],
+      ['real-ppo', false],
+      ['real-grpo', false],
+      ['real-ppo', false],
+    ]);
+    const againstPpo = claims[3]!;
+    expect(againstPpo.claim).toContain('real-env PPO');
+    expect(againstPpo.note).toContain('95.0%');
+    expect(againstPpo.note).toContain('(seed 1)');
+    expect(againstPpo.figures.realRl?.successRate).toBe(0.95);
   });
 });
