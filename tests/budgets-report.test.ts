@@ -117,4 +117,22 @@ describe('budgets report final points', () => {
     expect(againstPpo.note).toContain('(seed 1)');
     expect(againstPpo.figures.realRl?.successRate).toBe(0.95);
   });
+
+  it("reads a baseline's premise against the start of its own seeds", () => {
+    // Seed 2's start is far better than seed 1's; PPO ran on seed 1 only.
+    const curves = [
+      point('start', 1, 20),
+      point('start', 2, 80),
+      point('real-grpo', 1, 60),
+      point('real-grpo', 2, 60),
+      point('real-ppo', 1, 45),
+    ];
+    const [grpo, ppo] = budgetClaims(curves, settings);
+    expect(grpo?.baseline).toBe('real-grpo');
+    expect(grpo?.figures.start?.successRate).toBe(0.5);
+    expect(ppo?.baseline).toBe('real-ppo');
+    expect(ppo?.figures.start?.successRate).toBe(0.2);
+    expect(ppo?.supported).toBe(true);
+    expect(ppo?.note).toContain('against the start 20.0% [13.3, 28.9] n=100 (seed 1)');
+  });
 });
