@@ -8,6 +8,7 @@ import {
   budgetClaims,
   budgetTable,
   type CurvePoint,
+  finalMark,
   finalPoints,
 } from '../benchmarks/budgets-report.js';
 
@@ -28,7 +29,7 @@ function point(
   successes: number,
   extra: Partial<CurvePoint> = {},
 ): CurvePoint {
-  const mark = condition.startsWith('real-') ? 80_000 : condition === 'dreamgym-s2r' ? 5_000 : 0;
+  const mark = finalMark(condition, settings);
   return {
     condition,
     seed,
