@@ -12,9 +12,10 @@ import {
   type ReplayBuffer,
   RetrievalExperienceModel,
   SyntheticEnvironment,
+  type Task,
   type Trajectory,
 } from '@dreamgym/core';
-import { WorldMemory } from '@dreamgym/core/experience';
+import { learnActionRefusal, WorldMemory } from '@dreamgym/core/experience';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAlfworldAction } from './action-grammar.js';
 import { createAlfworldAdapter } from './adapter.js';
@@ -31,7 +32,8 @@ let data: Promise<Data> | undefined;
 function load(): Promise<Data> {
   data ??= (async () => {
     const split = await loadExpertSplit();
-    const judge = OutcomeJudge.train(split.train, { parseAction: parseAlfworldAction });
+    const refusal = learnActionRefusal(createAlfworldAdapter(), split.train);
+    const judge = OutcomeJudge.train(split.train, { parseAction: parseAlfworldAction, refusal });
     if (!judge) throw new Error('the expert trajectories hold no ended episode');
     return { ...split, judge };
   })();
@@ -185,25 +187,18 @@ describe('OutcomeJudge on ALFWorld', () => {
     expect(paidOthers / others).toBeLessThanOrEqual(0.002);
   });
 
-  it('a synthetic episode of a put never taken earns nothing; the same episode done right is paid', async () => {
-    const { judge, buffer } = await load();
+  it('a synthetic episode of a put never taken earns nothing; a game played right is paid', async () => {
+    const { judge, buffer, train } = await load();
     const adapter = createAlfworldAdapter();
-    const retrieval = new RetrievalExperienceModel({
-      parseAction: parseAlfworldAction,
-      hints: alfworldExperienceHints,
-    });
-    const model = new JudgedExperienceModel(retrieval, judge);
-    const task = {
-      id: 'test/heat-apple',
-      domain: 'alfworld',
-      instruction: 'heat some apple and put it in countertop.',
-      origin: 'seed' as const,
-      meta: {},
-      initialObservation: {
-        text: '-= Welcome to TextWorld, ALFRED! =-\n\nYou are in the middle of a room. Looking quickly around you, you see a countertop 1, a fridge 1, a microwave 1, and a sinkbasin 1.\n\nYour task is to: heat some apple and put it in countertop.',
-      },
-    };
-    async function play(actions: string[]) {
+    const model = new JudgedExperienceModel(
+      new RetrievalExperienceModel({
+        parseAction: parseAlfworldAction,
+        hints: alfworldExperienceHints,
+        worldMemory: WorldMemory.fromTrajectories(train, { parseAction: parseAlfworldAction }),
+      }),
+      judge,
+    );
+    async function play(task: Task, actions: readonly string[]) {
       const environment = new SyntheticEnvironment({ model, retriever: buffer, adapter, k: 8 });
       await environment.reset(task);
       const results = [];
@@ -215,25 +210,72 @@ describe('OutcomeJudge on ALFWorld', () => {
       await environment.close();
       return results;
     }
-    const exploit = await play([
-      'go to fridge 1',
-      'open fridge 1',
-      'go to countertop 1',
-      'put bread 1 in/on countertop 1',
-    ]);
+    const exploit = await play(
+      {
+        id: 'test/heat-apple',
+        domain: 'alfworld',
+        instruction: 'heat some apple and put it in countertop.',
+        origin: 'seed',
+        meta: {},
+        initialObservation: {
+          text: '-= Welcome to TextWorld, ALFRED! =-\n\nYou are in the middle of a room. Looking quickly around you, you see a countertop 1, a fridge 1, a microwave 1, and a sinkbasin 1.\n\nYour task is to: heat some apple and put it in countertop.',
+        },
+      },
+      ['go to fridge 1', 'open fridge 1', 'go to countertop 1', 'put bread 1 in/on countertop 1'],
+    );
     expect(exploit.map((result) => result.reward)).toEqual([0, 0, 0, 0]);
     expect(exploit.at(-1)!.done).toBe(false);
-    const right = await play([
-      'go to fridge 1',
-      'open fridge 1',
-      'take apple 1 from fridge 1',
-      'go to microwave 1',
-      'heat apple 1 with microwave 1',
-      'go to countertop 1',
-      'put apple 1 in/on countertop 1',
-    ]);
+    // A training game of the heat type, played as its expert did, in the world its episodes showed.
+    const game = train.find((trajectory) => /^heat /.test(trajectory.task.instruction))!;
+    const right = await play(
+      { ...game.task, initialObservation: game.steps[0]!.observation },
+      game.steps.map((step) => step.action),
+    );
+    expect(right.filter((result) => result.info.invalidAction)).toEqual([]);
     expect(right.at(-1)).toMatchObject({ reward: 1, done: true });
     expect(right.at(-1)!.info.experienceModel).toBe('retrieval+judge');
+  });
+});
+
+describe('invalid free-text actions on ALFWorld', () => {
+  it('answers a put of an object never taken as the engine does: Nothing happens, no change, no reward', async () => {
+    const { judge, buffer } = await load();
+    const adapter = createAlfworldAdapter();
+    const refusal = judge.refusal!;
+    console.info(
+      `refusal learned from ${refusal.steps} expert steps: the candidate actions hold ${refusal.listed}; answer ${JSON.stringify(refusal.answer)} (${refusal.answerSource})`,
+    );
+    expect(refusal.refuseUnlisted).toBe(true);
+    const model = new JudgedExperienceModel(
+      new RetrievalExperienceModel({
+        parseAction: parseAlfworldAction,
+        hints: alfworldExperienceHints,
+      }),
+      judge,
+    );
+    const answered: string[] = [];
+    // Six games' first places; the put names an object of the instruction, never taken.
+    const { train } = await load();
+    for (const trajectory of train.slice(0, 6)) {
+      const environment = new SyntheticEnvironment({ model, retriever: buffer, adapter, k: 8 });
+      const task = { ...trajectory.task, initialObservation: trajectory.steps[0]!.observation };
+      const start = await environment.reset(task);
+      const arrived = await environment.step(trajectory.steps[0]!.action);
+      const object =
+        /(?:put|find|heat|cool|clean|examine|look at) (?:a |an |some |two )?([a-z]+)/.exec(
+          task.instruction,
+        )?.[1];
+      const place = /go to (.+)$/.exec(trajectory.steps[0]!.action)?.[1] ?? 'countertop 1';
+      const refused = await environment.step(`put ${object} 1 in/on ${place}`);
+      answered.push(refused.observation.text);
+      expect(refused.reward).toBe(0);
+      expect(refused.done).toBe(false);
+      expect(refused.info.invalidAction).toBe(true);
+      expect(refused.observation.actions).toEqual(arrived.observation.actions);
+      expect(start.actions!.length).toBeGreaterThan(0);
+      await environment.close();
+    }
+    expect(answered).toEqual(Array(6).fill('Nothing happens.'));
   });
 });
 

@@ -31,4 +31,15 @@ export {
   type PolicyEvaluation,
   type PolicyEvaluationOptions,
 } from './policy-evaluation.js';
+export {
+  DEFAULT_PREFLIGHT_THRESHOLDS,
+  formatPreflight,
+  type OfflinePreflight,
+  type OnPolicyPreflight,
+  onPolicyPreflight,
+  type PreflightReport,
+  type PreflightThresholds,
+  preflightOffline,
+  preflightVerdict,
+} from './preflight.js';
 export { exactMatch, normalizeStateText, textTokens, tokenF1 } from './text-similarity.js';

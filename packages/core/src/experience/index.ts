@@ -1,4 +1,12 @@
 export {
+  type ActionRefusal,
+  type ActionRefusalOptions,
+  learnActionRefusal,
+  type RefusalAnswer,
+  refusalObservation,
+  refuses,
+} from './action-refusal.js';
+export {
   type ActionAlignment,
   alignActions,
   alignActionTokens,
@@ -49,13 +57,14 @@ export {
 } from './history-window.js';
 export { JudgedExperienceModel } from './judged-experience-model.js';
 export { addToListing, type ListingStyle, mentionsEntity, removeFromListing } from './listing.js';
+export { outcomeFacts } from './outcome-facts.js';
 export {
   OutcomeJudge,
+  type OutcomeJudgeEvaluation,
   type OutcomeJudgeOptions,
   type OutcomeJudgeSummary,
   type OutcomeQuery,
   type OutcomeVerdict,
-  outcomeFacts,
 } from './outcome-judge.js';
 export {
   applyRewardRule,

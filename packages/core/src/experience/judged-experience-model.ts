@@ -2,9 +2,12 @@
  * `JudgedExperienceModel`: any experience model whose outcome (reward and termination) comes
  * from an {@link OutcomeJudge} learned from real successes and failures. The wrapped model
  * still writes the reasoning and the next state; the judge decides whether the episode ends
- * and whether the task is accomplished, one way for the embedded, LLM and hybrid models.
+ * and whether the task is accomplished, one way for the embedded, LLM and hybrid models. A
+ * step the domain would not admit (the judge's `refusal`) is answered as the real environment
+ * answers it, without asking the wrapped model: no change, no reward.
  */
 import type { Observation, Trajectory } from '../mdp/schemas.js';
+import { refusalObservation, refuses } from './action-refusal.js';
 import type {
   ExperienceInput,
   ExperienceModel,
@@ -51,6 +54,18 @@ export class JudgedExperienceModel implements ExperienceModel {
   }
 
   async predict(input: ExperienceInput): Promise<ExperiencePrediction> {
+    const { refusal } = this.judge;
+    if (refusal && refuses(refusal, input.state, input.action)) {
+      // The real environment would not admit it: no change, no reward, its own answer.
+      return {
+        reasoning: 'The action is not among the admissible actions of this state: nothing changes.',
+        observation: refusalObservation(refusal, input.state),
+        reward: applyRewardRule({ done: false, success: false }, this.rule).reward,
+        done: false,
+        success: false,
+        info: { refused: true },
+      };
+    }
     const prediction = await this.base.predict(input);
     const verdict = this.judge.judge(input);
     const outcome = applyRewardRule(

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { Step, Trajectory } from '../mdp/schemas.js';
 import type { ExperienceModel } from './experience-model.js';
 import { JudgedExperienceModel } from './judged-experience-model.js';
-import { OutcomeJudge, outcomeFacts } from './outcome-judge.js';
+import { outcomeFacts } from './outcome-facts.js';
+import { OutcomeJudge } from './outcome-judge.js';
 
 /** `verb a from/in b` commands: `take key 1 from table 1`, `put key 1 in box 1`, `go to box 1`. */
 function parse(text: string) {
@@ -140,6 +141,79 @@ describe('OutcomeJudge', () => {
       steps: item.steps.map(({ info: _info, ...step }) => step),
     }));
     expect(OutcomeJudge.train(unmarked, { parseAction: parse })!.summary.doneSteps).toBe(20);
+  });
+});
+
+/** `put away the key, the cup and the pen in the box.`: every named item taken and put. */
+function putAwayEpisodes(items: readonly string[], copies: number): Trajectory[] {
+  const list =
+    items.length === 1
+      ? `the ${items[0]}`
+      : `the ${items.slice(0, -1).join(', the ')} and the ${items.at(-1)}`;
+  const instruction = `put away ${list} in the box.`;
+  const actions = items.flatMap((item) => [
+    'go to table 1',
+    `take ${item} 1 from table 1`,
+    'go to box 1',
+    `put ${item} 1 in box 1`,
+  ]);
+  const data: Trajectory[] = [];
+  for (let copy = 0; copy < copies; copy += 1) {
+    data.push(trajectory(instruction, actions, 'success'));
+    // Exploration: all but the last item put away, then the episode is cut off.
+    data.push(trajectory(instruction, [...actions.slice(0, -4), 'go to table 1'], 'truncated'));
+  }
+  return data;
+}
+
+describe('OutcomeJudge on counted goals', () => {
+  const pool = ['key', 'cup', 'pen', 'book', 'lamp', 'sock', 'coin', 'ball', 'fork', 'shoe'];
+  // Goals of one, two and three named items in training; four only when judged.
+  const data = [1, 2, 3].flatMap((count) =>
+    pool.flatMap((_, start) =>
+      putAwayEpisodes(
+        Array.from({ length: count }, (_, index) => pool[(start + index * 3) % pool.length]!),
+        2,
+      ),
+    ),
+  );
+  const judge = OutcomeJudge.train(data, { parseAction: parse })!;
+  const four = ['shoe', 'key', 'lamp', 'coin'];
+  const steps = (items: readonly string[]) =>
+    items.flatMap((item) => [
+      'go to table 1',
+      `take ${item} 1 from table 1`,
+      'go to box 1',
+      `put ${item} 1 in box 1`,
+    ]);
+  const instruction = 'put away the shoe, the key, the lamp and the coin in the box.';
+  const ask = (history: string[], action: string) =>
+    judge.judge({ task: { instruction }, history: history.map((a) => ({ action: a })), action });
+
+  it('pays the put that handles the last of four named items, a count it never saw', () => {
+    const all = steps(four);
+    expect(ask(all.slice(0, -1), all.at(-1)!).success).toBe(true);
+  });
+
+  it('pays no put while a named item is still to be handled', () => {
+    for (const handled of [1, 2, 3]) {
+      const some = steps(four.slice(0, handled));
+      const verdict = ask(some.slice(0, -1), some.at(-1)!);
+      expect({ handled, success: verdict.success }).toEqual({ handled, success: false });
+    }
+  });
+
+  it('pays the second of two and refuses the first on a pair it never saw', () => {
+    const pair = 'put away the fork and the book in the box.';
+    const both = steps(['fork', 'book']);
+    const verdict = (history: string[], action: string) =>
+      judge.judge({
+        task: { instruction: pair },
+        history: history.map((a) => ({ action: a })),
+        action,
+      });
+    expect(verdict(both.slice(0, 3), both[3]!).success).toBe(false);
+    expect(verdict(both.slice(0, -1), both.at(-1)!).success).toBe(true);
   });
 });
 

@@ -21,9 +21,19 @@
  */
 import type { ParsedAction } from '../adapter.js';
 import type { Step, Task, Trajectory } from '../mdp/schemas.js';
-import { combineHashes, hashText } from '../policy/hashed-features.js';
 import { SeededRandom } from '../random/seeded-random.js';
+import type { ActionRefusal } from './action-refusal.js';
 import { parseActionByTokens } from './entity-transfer.js';
+import { addCounterfactuals, type Final } from './outcome-counterfactuals.js';
+import {
+  hashFeatures,
+  mentions,
+  nameOf,
+  outcomeFacts,
+  type Parsed,
+  words,
+} from './outcome-facts.js';
+
 
 /** Options of {@link OutcomeJudge.train}. */
 export interface OutcomeJudgeOptions {
@@ -43,6 +53,12 @@ export interface OutcomeJudgeOptions {
   threshold?: number;
   /** Seeds the order of the training steps. Default 0. */
   seed?: number;
+  /**
+   * How the domain answers an action it does not admit (`learnActionRefusal` on the
+   * same data): a judged model answers such a step with no change and no reward. Default:
+   * nothing is refused.
+   */
+  refusal?: ActionRefusal;
 }
 
 /** What the judge is asked: the task, the episode so far, and the action taken now. */
@@ -71,6 +87,22 @@ interface Example {
   success: boolean;
 }
 
+/** {@link OutcomeJudge.evaluate}'s counts. */
+export interface OutcomeJudgeEvaluation {
+  /** Steps that really ended their episode with success. */
+  successes: number;
+  /** Of which the judge paid (true-success recall = recalled / successes). */
+  recalled: number;
+  /** Every other real step (not ended, ended in failure). */
+  otherSteps: number;
+  /** Of which the judge paid (false successes). */
+  paidOtherSteps: number;
+  /** Counterfactual negatives made from the successes. */
+  counterfactuals: number;
+  /** Of which the judge paid. */
+  paidCounterfactuals: number;
+}
+
 /** What the judge was trained on, for logs and reports. */
 export interface OutcomeJudgeSummary {
   /** Real or offline steps read. */
@@ -83,114 +115,6 @@ export interface OutcomeJudgeSummary {
   counterfactuals: number;
   /** Trajectories read. */
   trajectories: number;
-}
-
-const NUMBER = /^\d+$/;
-
-/** Lower-cased words of `text` (letters and digits). */
-function words(text: string): string[] {
-  return text
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter((word) => word !== '');
-}
-
-/** The name words of an entity argument (`apple 1` -> `apple`): its words less numbers. */
-function nameOf(argument: string): string {
-  return words(argument)
-    .filter((word) => !NUMBER.test(word))
-    .join(' ');
-}
-
-/** How much of `argument`'s name the instruction mentions: all, part or none of its words. */
-function instructionRelation(argument: string, instruction: ReadonlySet<string>): string {
-  const name = nameOf(argument).split(' ').filter(Boolean);
-  if (name.length === 0) return 'none';
-  const present = name.filter((word) => instruction.has(word)).length;
-  return present === name.length ? 'all' : present === 0 ? 'none' : 'part';
-}
-
-/** A parsed step: its action type and arguments, or undefined outside the grammar. */
-type Parsed = Pick<ParsedAction, 'type' | 'args'> | undefined;
-
-/**
- * The relational facts of one step (strings; the judge hashes them). Exported for tests and
- * for reading what the judge sees.
- */
-export function outcomeFacts(
-  instruction: string,
-  history: readonly Parsed[],
-  action: Parsed,
-): { atoms: string[]; instructionWords: string[] } {
-  const instructionWords = [...new Set(words(instruction).filter((word) => !NUMBER.test(word)))];
-  const present = new Set(instructionWords);
-  const atoms = new Set<string>();
-  if (action === undefined) {
-    atoms.add('a:unparsed');
-    return { atoms: [...atoms], instructionWords };
-  }
-  const v = action.type;
-  atoms.add(`a:${v}`);
-  // What the episode last did with each entity, and everything it ever did with it.
-  const last = new Map<string, string>();
-  const ever = new Map<string, Set<string>>();
-  const byName = new Map<string, Array<{ entity: string; role: string }>>();
-  for (const step of history) {
-    if (step === undefined) continue;
-    step.args.forEach((argument, slot) => {
-      const role = `${step.type}/${slot}`;
-      last.set(argument, role);
-      const roles = ever.get(argument) ?? new Set<string>();
-      roles.add(role);
-      ever.set(argument, roles);
-      const name = nameOf(argument);
-      const seen = byName.get(name) ?? [];
-      seen.push({ entity: argument, role });
-      byName.set(name, seen);
-    });
-  }
-  action.args.forEach((argument, slot) => {
-    const prefix = `a:${v}:${slot}`;
-    atoms.add(`${prefix}:instr=${instructionRelation(argument, present)}`);
-    atoms.add(`${prefix}:last=${last.get(argument) ?? 'none'}`);
-    for (const role of ever.get(argument) ?? []) atoms.add(`${prefix}:ever=${role}`);
-    for (const other of byName.get(nameOf(argument)) ?? []) {
-      if (other.entity !== argument) atoms.add(`${prefix}:other=${other.role}`);
-    }
-  });
-  // The state of every entity the episode touched: its last role, and whether the
-  // instruction names it (holding the task's object; the task's object heated).
-  for (const [entity, role] of last) {
-    const relation = instructionRelation(entity, present);
-    atoms.add(`s:${role}:instr=${relation}`);
-    for (const earlier of ever.get(entity) ?? []) {
-      if (earlier !== role) atoms.add(`s:${role}:was=${earlier}:instr=${relation}`);
-    }
-  }
-  return { atoms: [...atoms], instructionWords };
-}
-
-/** Hashes the atoms, their pairs, and each atom with each instruction word. */
-function hashFeatures(
-  facts: { atoms: string[]; instructionWords: string[] },
-  mask: number,
-): Uint32Array {
-  const atomHashes = facts.atoms.map((atom) => hashText(atom));
-  const wordHashes = facts.instructionWords.map((word) => hashText(word, 0x5bd1e995));
-  const features: number[] = [hashText('bias') & mask];
-  for (let i = 0; i < atomHashes.length; i += 1) {
-    const atom = atomHashes[i]!;
-    features.push(atom & mask);
-    for (let j = i + 1; j < atomHashes.length; j += 1) {
-      // Pairs are unordered: combine the smaller hash first.
-      const other = atomHashes[j]!;
-      features.push(
-        (atom < other ? combineHashes(atom, other) : combineHashes(other, atom)) & mask,
-      );
-    }
-    for (const word of wordHashes) features.push(combineHashes(word, atom) & mask);
-  }
-  return Uint32Array.from(features);
 }
 
 function sigmoid(x: number): number {
@@ -254,6 +178,12 @@ export class OutcomeJudge {
   private readonly parsed = new Map<string, Parsed>();
   /** A few actions of each type in the data, to stand in for a final step. */
   private readonly actionsByType = new Map<string, NonNullable<Parsed>[]>();
+  /** The names of the entities the data's actions acted on (`apple`, `red potato`). */
+  private readonly entityNames = new Set<string>();
+  /** Of those, the ones each instruction mentions (a cache: instructions repeat). */
+  private readonly namedIn = new Map<string, string[]>();
+  /** How the domain answers an action it does not admit (absent: nothing is refused). */
+  readonly refusal: ActionRefusal | undefined;
   /** What the judge was trained on. */
   readonly summary: OutcomeJudgeSummary = {
     steps: 0,
@@ -274,6 +204,7 @@ export class OutcomeJudge {
     this.l2 = options.l2 ?? 1e-6;
     this.counterfactuals = options.counterfactuals !== false;
     this.random = new SeededRandom(options.seed ?? 0);
+    this.refusal = options.refusal;
   }
 
   /**
@@ -336,12 +267,10 @@ export class OutcomeJudge {
       done: boolean,
       success: boolean,
     ) => {
-      examples.push({
-        features: hashFeatures(outcomeFacts(instruction, history, action), this.mask),
-        done,
-        success,
-      });
+      examples.push({ features: this.featuresOf(instruction, history, action), done, success });
     };
+    // Every entity name first: an instruction's named entities are known before any step is read.
+    this.rememberEntityNames(trajectories);
     for (const trajectory of trajectories) {
       if (trajectory.source === 'synthetic') continue;
       summary.trajectories += 1;
@@ -375,13 +304,65 @@ export class OutcomeJudge {
     return { examples, summary };
   }
 
+  /**
+   * How this judge does on real trajectories it was not trained on, teacher-forced: each
+   * step judged from the real history, and the counterfactual negatives of each success (its
+   * history without a step that prepared an argument, the wrong object, another act in the
+   * final step's place, a named entity swapped for another) judged too. The pre-flight check
+   * reads it on held-out offline episodes.
+   */
+  evaluate(trajectories: readonly Trajectory[]): OutcomeJudgeEvaluation {
+    const figures: OutcomeJudgeEvaluation = {
+      successes: 0,
+      recalled: 0,
+      otherSteps: 0,
+      paidOtherSteps: 0,
+      counterfactuals: 0,
+      paidCounterfactuals: 0,
+    };
+    const finals: Final[] = [];
+    for (const trajectory of trajectories) {
+      if (trajectory.source === 'synthetic') continue;
+      const instruction = trajectory.task.instruction;
+      const history: Parsed[] = [];
+      trajectory.steps.forEach((step, index) => {
+        const action = this.parseRemembered(step.action);
+        const last = index === trajectory.steps.length - 1;
+        const done = endedEpisode(step, trajectory, last);
+        const success = done && (step.reward > 0 || (last && trajectory.success));
+        const paid = this.verdictOf(this.featuresOf(instruction, history, action)).success;
+        if (success) {
+          figures.successes += 1;
+          if (paid) figures.recalled += 1;
+          if (action !== undefined) finals.push({ instruction, history: [...history], action });
+        } else {
+          figures.otherSteps += 1;
+          if (paid) figures.paidOtherSteps += 1;
+        }
+        history.push(action);
+      });
+    }
+    const others = [...this.actionsByType.values()];
+    const random = new SeededRandom(1);
+    for (const final of finals) {
+      addCounterfactuals(final, others, random, (instruction, history, action) => {
+        figures.counterfactuals += 1;
+        if (this.verdictOf(this.featuresOf(instruction, history, action)).success)
+          figures.paidCounterfactuals += 1;
+      });
+    }
+    return figures;
+  }
+
   /** Judges one step: does it end the episode, and with success? */
   judge(query: OutcomeQuery): OutcomeVerdict {
     const history = query.history.map((step) => this.parseRemembered(step.action));
-    const features = hashFeatures(
-      outcomeFacts(query.task.instruction, history, this.parseRemembered(query.action)),
-      this.mask,
+    return this.verdictOf(
+      this.featuresOf(query.task.instruction, history, this.parseRemembered(query.action)),
     );
+  }
+
+  private verdictOf(features: Uint32Array): OutcomeVerdict {
     const doneProbability = this.done.probability(features);
     // While every ended episode seen had one outcome, that outcome is certain.
     const { doneSteps, successSteps } = this.summary;
@@ -394,6 +375,33 @@ export class OutcomeJudge {
       done,
       success: done && successProbability >= this.threshold,
     };
+  }
+
+  private featuresOf(instruction: string, history: readonly Parsed[], action: Parsed): Uint32Array {
+    let named = this.namedIn.get(instruction);
+    if (named === undefined) {
+      const present = new Set(words(instruction));
+      named = [...this.entityNames].filter((name) =>
+        name.split(' ').every((word) => mentions(present, word)),
+      );
+      if (this.namedIn.size >= 8192) this.namedIn.clear();
+      this.namedIn.set(instruction, named);
+    }
+    return hashFeatures(outcomeFacts(instruction, history, action, named), this.mask);
+  }
+
+  private rememberEntityNames(trajectories: readonly Trajectory[]): void {
+    const before = this.entityNames.size;
+    for (const trajectory of trajectories) {
+      if (trajectory.source === 'synthetic') continue;
+      for (const step of trajectory.steps) {
+        for (const argument of this.parseRemembered(step.action)?.args ?? []) {
+          const name = nameOf(argument);
+          if (name !== '') this.entityNames.add(name);
+        }
+      }
+    }
+    if (this.entityNames.size !== before) this.namedIn.clear();
   }
 
   private parseRemembered(text: string): Parsed {
@@ -410,90 +418,4 @@ export class OutcomeJudge {
     }
     return this.parsed.get(text);
   }
-}
-
-/** A successful final step: the instruction, the history before it, and its action. */
-interface Final {
-  instruction: string;
-  history: Parsed[];
-  action: NonNullable<Parsed>;
-}
-
-/**
- * Negatives the real engine never shows, made from one successful final step:
- * - its history without one of the steps that acted on two or more entities, one of them an
- *   argument of the step or an entity the instruction names (the object never taken, never
- *   heated, the first of two never placed). Steps on one entity (navigation, opening) are
- *   kept: an expert's path has detours whose removal changes nothing;
- * - the step with one argument replaced by another entity the episode acted on (the wrong
- *   object or receptacle);
- * - each other type of action in its place (from `others`, actions of the data grouped by
- *   type): what the episode did before makes no success by itself, only the right act does;
- * - an entity the instruction names swapped, in the whole episode, for one it does not name.
- */
-function addCounterfactuals(
-  final: Final,
-  others: readonly (readonly NonNullable<Parsed>[])[],
-  random: SeededRandom,
-  add: (
-    instruction: string,
-    history: readonly Parsed[],
-    action: Parsed,
-    done: boolean,
-    success: boolean,
-  ) => void,
-): number {
-  const { instruction, history, action } = final;
-  let added = 0;
-  const present = new Set(words(instruction));
-  const involved = (argument: string) =>
-    action.args.includes(argument) || instructionRelation(argument, present) === 'all';
-  history.forEach((step, index) => {
-    if (step === undefined || step.args.length < 2 || !step.args.some(involved)) return;
-    add(
-      instruction,
-      history.filter((_, other) => other !== index),
-      action,
-      false,
-      false,
-    );
-    added += 1;
-  });
-  const entities = [
-    ...new Set(history.flatMap((step) => (step === undefined ? [] : step.args))),
-  ].filter((entity) => !action.args.includes(entity) && nameOf(entity) !== '');
-  if (entities.length > 0 && action.args.length > 0) {
-    const slot = random.int(action.args.length);
-    const replacement = entities[random.int(entities.length)]!;
-    if (nameOf(replacement) !== nameOf(action.args[slot]!)) {
-      const args = action.args.map((argument, index) => (index === slot ? replacement : argument));
-      add(instruction, history, { type: action.type, args }, false, false);
-      added += 1;
-    }
-  }
-  for (const examples of others) {
-    if (examples[0]!.type === action.type) continue;
-    add(instruction, history, examples[random.int(examples.length)]!, false, false);
-    added += 1;
-  }
-  // The object the instruction names swapped for another throughout the episode: the same
-  // acts on the wrong object (`take keychain 2`, then the lamp, for "look at creditcard").
-  const named = [
-    ...new Set([...history.flatMap((step) => step?.args ?? []), ...action.args]),
-  ].filter((entity) => instructionRelation(entity, present) === 'all');
-  const strangers = others
-    .flatMap((examples) => examples.flatMap((example) => example.args))
-    .filter((entity) => nameOf(entity) !== '' && instructionRelation(entity, present) === 'none');
-  if (named.length > 0 && strangers.length > 0) {
-    const from = named[random.int(named.length)]!;
-    const to = strangers[random.int(strangers.length)]!;
-    const rename = (step: Parsed): Parsed =>
-      step && {
-        type: step.type,
-        args: step.args.map((argument) => (argument === from ? to : argument)),
-      };
-    add(instruction, history.map(rename), rename(action), false, false);
-    added += 1;
-  }
-  return added;
 }

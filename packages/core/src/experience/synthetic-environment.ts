@@ -180,7 +180,8 @@ export class SyntheticEnvironment implements Environment {
       info: {
         ...prediction.info,
         success: prediction.success,
-        invalidAction: false,
+        // A model that refused the action (the domain would not admit it) changed nothing.
+        invalidAction: prediction.info?.refused === true,
         reasoning: prediction.reasoning,
         demoIds: demos.map((demo) => demo.transition.id),
         experienceModel: this.model.id,

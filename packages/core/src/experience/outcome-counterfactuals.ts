@@ -1,0 +1,93 @@
+/**
+ * The counterfactual negatives of the outcome judge: what the real engine never shows (a
+ * `put` of something not held is not admissible, so it never appears in real data), made
+ * from each successful final step.
+ */
+import type { SeededRandom } from '../random/seeded-random.js';
+import { instructionRelation, nameOf, type Parsed, words } from './outcome-facts.js';
+
+/** A successful final step: the instruction, the history before it, and its action. */
+export interface Final {
+  instruction: string;
+  history: Parsed[];
+  action: NonNullable<Parsed>;
+}
+
+/**
+ * Negatives the real engine never shows, made from one successful final step:
+ * - its history without one of the steps that acted on two or more entities, one of them an
+ *   argument of the step or an entity the instruction names (the object never taken, never
+ *   heated, the first of two never placed). Steps on one entity (navigation, opening) are
+ *   kept: an expert's path has detours whose removal changes nothing;
+ * - the step with one argument replaced by another entity the episode acted on (the wrong
+ *   object or receptacle);
+ * - each other type of action in its place (from `others`, actions of the data grouped by
+ *   type): what the episode did before makes no success by itself, only the right act does;
+ * - an entity the instruction names swapped, in the whole episode, for one it does not name.
+ */
+export function addCounterfactuals(
+  final: Final,
+  others: readonly (readonly NonNullable<Parsed>[])[],
+  random: SeededRandom,
+  add: (
+    instruction: string,
+    history: readonly Parsed[],
+    action: Parsed,
+    done: boolean,
+    success: boolean,
+  ) => void,
+): number {
+  const { instruction, history, action } = final;
+  let added = 0;
+  const present = new Set(words(instruction));
+  const involved = (argument: string) =>
+    action.args.includes(argument) || instructionRelation(argument, present) === 'all';
+  history.forEach((step, index) => {
+    if (step === undefined || step.args.length < 2 || !step.args.some(involved)) return;
+    add(
+      instruction,
+      history.filter((_, other) => other !== index),
+      action,
+      false,
+      false,
+    );
+    added += 1;
+  });
+  const entities = [
+    ...new Set(history.flatMap((step) => (step === undefined ? [] : step.args))),
+  ].filter((entity) => !action.args.includes(entity) && nameOf(entity) !== '');
+  if (entities.length > 0 && action.args.length > 0) {
+    const slot = random.int(action.args.length);
+    const replacement = entities[random.int(entities.length)]!;
+    if (nameOf(replacement) !== nameOf(action.args[slot]!)) {
+      const args = action.args.map((argument, index) => (index === slot ? replacement : argument));
+      add(instruction, history, { type: action.type, args }, false, false);
+      added += 1;
+    }
+  }
+  for (const examples of others) {
+    if (examples[0]!.type === action.type) continue;
+    add(instruction, history, examples[random.int(examples.length)]!, false, false);
+    added += 1;
+  }
+  // The object the instruction names swapped for another throughout the episode: the same
+  // acts on the wrong object (`take keychain 2`, then the lamp, for "look at creditcard").
+  const named = [
+    ...new Set([...history.flatMap((step) => step?.args ?? []), ...action.args]),
+  ].filter((entity) => instructionRelation(entity, present) === 'all');
+  const strangers = others
+    .flatMap((examples) => examples.flatMap((example) => example.args))
+    .filter((entity) => nameOf(entity) !== '' && instructionRelation(entity, present) === 'none');
+  if (named.length > 0 && strangers.length > 0) {
+    const from = named[random.int(named.length)]!;
+    const to = strangers[random.int(strangers.length)]!;
+    const rename = (step: Parsed): Parsed =>
+      step && {
+        type: step.type,
+        args: step.args.map((argument) => (argument === from ? to : argument)),
+      };
+    add(instruction, history.map(rename), rename(action), false, false);
+    added += 1;
+  }
+  return added;
+}

@@ -1,0 +1,211 @@
+/**
+ * What the outcome judge reads of a step: relational facts about the step's arguments, the
+ * episode and the instruction (see `OutcomeJudge`), and their hashed features.
+ */
+import type { ParsedAction } from '../adapter.js';
+import { combineHashes, hashText } from '../policy/hashed-features.js';
+
+const NUMBER = /^\d+$/;
+
+/** Lower-cased words of `text` (letters and digits). */
+export function words(text: string): string[] {
+  return text
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((word) => word !== '');
+}
+
+/** The name words of an entity argument (`apple 1` -> `apple`): its words less numbers. */
+export function nameOf(argument: string): string {
+  return words(argument)
+    .filter((word) => !NUMBER.test(word))
+    .join(' ');
+}
+
+/** Whether the instruction holds `word`, in the singular or a plural (`apple`, `apples`, `boxes`). */
+export function mentions(instruction: ReadonlySet<string>, word: string): boolean {
+  return instruction.has(word) || instruction.has(`${word}s`) || instruction.has(`${word}es`);
+}
+
+/** How much of `argument`'s name the instruction mentions: all, part or none of its words. */
+export function instructionRelation(argument: string, instruction: ReadonlySet<string>): string {
+  const name = nameOf(argument).split(' ').filter(Boolean);
+  if (name.length === 0) return 'none';
+  const present = name.filter((word) => mentions(instruction, word)).length;
+  return present === name.length ? 'all' : present === 0 ? 'none' : 'part';
+}
+
+const NUMBER_WORDS = [
+  'one',
+  'two',
+  'three',
+  'four',
+  'five',
+  'six',
+  'seven',
+  'eight',
+  'nine',
+  'ten',
+];
+
+/** The first number the instruction asks for (`two`, `4`), or undefined. */
+function instructionNumber(instructionWords: readonly string[]): number | undefined {
+  for (const word of instructionWords) {
+    if (NUMBER.test(word)) return Number(word);
+    const index = NUMBER_WORDS.indexOf(word);
+    if (index >= 0) return index + 1;
+  }
+  return undefined;
+}
+
+/** A parsed step: its action type and arguments, or undefined outside the grammar. */
+export type Parsed = Pick<ParsedAction, 'type' | 'args'> | undefined;
+
+/**
+ * The relational facts of one step (strings; the judge hashes them). Exported for tests and
+ * for reading what the judge sees.
+ *
+ * Two kinds: facts about this step's arguments (named in the instruction? what the episode
+ * last did with them?) and facts about the whole episode after this step against the whole
+ * instruction: how many entities the instruction names are in the role this step gives its
+ * arguments (`two`, `all four`), and how many of the instruction's entity names no step has
+ * yet acted on in that role or at all (every named item handled). `entityNames` are the
+ * names of the entities the judge's data acted on; those the instruction mentions are the
+ * ones it names, touched or not.
+ */
+export function outcomeFacts(
+  instruction: string,
+  history: readonly Parsed[],
+  action: Parsed,
+  entityNames: Iterable<string> = [],
+): { atoms: string[]; instructionWords: string[] } {
+  const instructionWords = [...new Set(words(instruction))];
+  const present = new Set(instructionWords);
+  const atoms = new Set<string>();
+  if (action === undefined) {
+    atoms.add('a:unparsed');
+    return { atoms: [...atoms], instructionWords };
+  }
+  const v = action.type;
+  atoms.add(`a:${v}`);
+  const before = episodeRoles(history);
+  const { last, ever, byName } = before;
+  action.args.forEach((argument, slot) => {
+    const prefix = `a:${v}:${slot}`;
+    atoms.add(`${prefix}:instr=${instructionRelation(argument, present)}`);
+    atoms.add(`${prefix}:last=${last.get(argument) ?? 'none'}`);
+    for (const role of ever.get(argument) ?? []) atoms.add(`${prefix}:ever=${role}`);
+    for (const other of byName.get(nameOf(argument)) ?? []) {
+      if (other.entity !== argument) atoms.add(`${prefix}:other=${other.role}`);
+    }
+  });
+  // The state of every entity the episode touched: its last role, and whether the
+  // instruction names it (holding the task's object; the task's object heated). Entities
+  // alike in both are a group, and what each did before is said of all or only some of the
+  // group: three named items put, one of them never taken.
+  const groups = new Map<string, string[]>();
+  for (const [entity, role] of last) {
+    const key = `${role}:instr=${instructionRelation(entity, present)}`;
+    const group = groups.get(key) ?? [];
+    group.push(entity);
+    groups.set(key, group);
+  }
+  for (const [key, group] of groups) {
+    atoms.add(`s:${key}`);
+    const role = key.slice(0, key.indexOf(':instr='));
+    const relation = key.slice(key.indexOf(':instr=') + 1);
+    const earlier = new Map<string, number>();
+    for (const entity of group) {
+      for (const was of ever.get(entity) ?? []) {
+        if (was !== role) earlier.set(was, (earlier.get(was) ?? 0) + 1);
+      }
+    }
+    for (const [was, count] of earlier) {
+      atoms.add(`s:${role}:was=${was}:${relation}${count === group.length ? '' : ':some'}`);
+    }
+  }
+  // The episode after this step, against the whole instruction.
+  const after = episodeRoles([...history, action]);
+  const named = new Set<string>();
+  for (const name of entityNames) {
+    if (name !== '' && name.split(' ').every((word) => mentions(present, word))) named.add(name);
+  }
+  for (const entity of after.last.keys()) {
+    if (instructionRelation(entity, present) === 'all') named.add(nameOf(entity));
+  }
+  /** Whether some of the instruction's entity names have no entity ever in a role `allowed` takes. */
+  const missing = (allowed: (role: string) => boolean) => {
+    for (const name of named) {
+      if (!(after.byName.get(name) ?? []).some(({ role }) => allowed(role))) return 'some';
+    }
+    return 'none';
+  };
+  if (named.size > 0) {
+    atoms.add(`e:untouched=${missing(() => true)}`);
+    atoms.add(`e:${v}:missing=${missing((role) => role.startsWith(`${v}/`))}`);
+  }
+  // How many named entities are now in the role this step gives them, against the number the
+  // instruction asks for (`two`, `4`): relative, so that a count never seen in the data reads
+  // like the counts that were.
+  const wanted = instructionNumber(instructionWords);
+  action.args.forEach((_, slot) => {
+    const role = `${v}/${slot}`;
+    if (named.size > 0) atoms.add(`e:${role}:missing=${missing((other) => other === role)}`);
+    if (wanted === undefined) return;
+    let count = 0;
+    for (const [entity, now] of after.last) {
+      if (now === role && instructionRelation(entity, present) === 'all') count += 1;
+    }
+    atoms.add(`e:${role}:count=${count === wanted ? 'asked' : count < wanted ? 'fewer' : 'more'}`);
+  });
+  return { atoms: [...atoms], instructionWords };
+}
+
+/** What an episode did with each entity: its last role, every role, and the entities by name. */
+function episodeRoles(steps: readonly Parsed[]): {
+  last: Map<string, string>;
+  ever: Map<string, Set<string>>;
+  byName: Map<string, Array<{ entity: string; role: string }>>;
+} {
+  const last = new Map<string, string>();
+  const ever = new Map<string, Set<string>>();
+  const byName = new Map<string, Array<{ entity: string; role: string }>>();
+  for (const step of steps) {
+    if (step === undefined) continue;
+    step.args.forEach((argument, slot) => {
+      const role = `${step.type}/${slot}`;
+      last.set(argument, role);
+      const roles = ever.get(argument) ?? new Set<string>();
+      roles.add(role);
+      ever.set(argument, roles);
+      const name = nameOf(argument);
+      const seen = byName.get(name) ?? [];
+      seen.push({ entity: argument, role });
+      byName.set(name, seen);
+    });
+  }
+  return { last, ever, byName };
+}
+
+/** Hashes the atoms, their pairs, and each atom with each instruction word. */
+export function hashFeatures(
+  facts: { atoms: string[]; instructionWords: string[] },
+  mask: number,
+): Uint32Array {
+  const atomHashes = facts.atoms.map((atom) => hashText(atom));
+  const wordHashes = facts.instructionWords.map((word) => hashText(word, 0x5bd1e995));
+  const features: number[] = [hashText('bias') & mask];
+  for (let i = 0; i < atomHashes.length; i += 1) {
+    const atom = atomHashes[i]!;
+    features.push(atom & mask);
+    for (let j = i + 1; j < atomHashes.length; j += 1) {
+      // Pairs are unordered: combine the smaller hash first.
+      const other = atomHashes[j]!;
+      features.push(
+        (atom < other ? combineHashes(atom, other) : combineHashes(other, atom)) & mask,
+      );
+    }
+    for (const word of wordHashes) features.push(combineHashes(word, atom) & mask);
+  }
+  return Uint32Array.from(features);
+}
