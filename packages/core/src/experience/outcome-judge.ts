@@ -8,16 +8,18 @@
  * heating the task asks for). RL finds those actions first. Success depends on how the
  * episode's actions relate to the instruction and to each other, so the judge reads exactly
  * that: relational facts about the action's arguments (named in the instruction? what the
- * episode last did with them? did it ever heat, take or place them?) and about the state of
- * every entity the episode touched, crossed with each other and with the instruction's
- * words, in a logistic model. The words that matter ("hot", "two", "clean") and the facts
- * they need are learned from the data.
+ * episode last did with them? did it ever heat, take or place them?), about the state of
+ * every entity the episode touched, and about the whole episode against the whole
+ * instruction (named items still to handle, how many are done against the number asked:
+ * `outcome-facts.ts`), crossed with each other and with the instruction's words, in a
+ * logistic model. The words that matter ("hot", "two", "clean") and the facts they need are
+ * learned from the data.
  *
  * Real data never shows what the engine refuses outright (a `put` of something not held is
  * not admissible, so it never appears), so training adds counterfactual negatives from each
  * successful final step: the same step with the history's steps on one of its arguments
  * removed (the precondition not established), and with one argument replaced by another
- * entity of the episode (the wrong object or receptacle).
+ * entity of the episode (the wrong object or receptacle): `outcome-counterfactuals.ts`.
  */
 import type { ParsedAction } from '../adapter.js';
 import type { Step, Task, Trajectory } from '../mdp/schemas.js';
@@ -33,7 +35,6 @@ import {
   type Parsed,
   words,
 } from './outcome-facts.js';
-
 
 /** Options of {@link OutcomeJudge.train}. */
 export interface OutcomeJudgeOptions {
