@@ -1,7 +1,8 @@
 /**
  * Everything a DreamGym run of one domain needs, from a dataset directory: the adapter,
  * seed and evaluation tasks, the replay buffer seeded with offline trajectories, the
- * embedded experience model, and the real environment.
+ * embedded experience model (built by `createExperienceModel`, judged by default), and the
+ * real environment.
  */
 
 import { existsSync } from 'node:fs';
@@ -13,21 +14,18 @@ import {
   type Environment,
   type ExperienceModel,
   HashingEmbedder,
-  JudgedExperienceModel,
-  OutcomeJudge,
   parseOptions,
   ReplayBuffer,
-  RetrievalExperienceModel,
   readJsonl,
   type Task,
   type Trajectory,
   TrajectorySchema,
   trajectoryToTransitions,
 } from '@dreamgym/core';
-import { WorldMemory } from '@dreamgym/core/experience';
 import { z } from 'zod';
 import { loadDomainAdapter } from './domains.js';
 import { ensureExplorationData } from './exploration-cache.js';
+import { type ExperienceGrounding, embeddedExperienceModel } from './experience-model.js';
 
 /** What to load; `dreamgym train` fills it from its flags and config file. */
 export const DomainSetupOptionsSchema = z.object({
@@ -92,7 +90,8 @@ export const DomainSetupOptionsSchema = z.object({
   /**
    * Judge every synthetic step's outcome (does it end the episode, is the task done) with an
    * `OutcomeJudge` learned from the offline trajectories' successes and failures, instead of
-   * the retrieved neighbours' votes. Default true; `false` is the neighbours' vote alone.
+   * the retrieved neighbours' votes, whichever experience model a command builds (embedded,
+   * LLM or hybrid). Default true; `false` is the model's own outcome (the neighbours' vote).
    */
   outcomeJudge: z.boolean().default(true),
   /**
@@ -112,12 +111,17 @@ export interface DomainSetup {
   evaluationSplit: string;
   /** The replay buffer holding the offline transitions only. */
   replayBuffer: ReplayBuffer;
-  /** The embedded experience model: retrieval, its outcomes judged by `outcomeJudge` when there is one. */
+  /**
+   * The embedded experience model (`createExperienceModel(experienceGrounding, { kind:
+   * 'embedded' })`): retrieval, its outcomes judged by the outcome judge learned from the
+   * offline trajectories unless `outcomeJudge: false` switched it off.
+   */
   experienceModel: ExperienceModel;
-  /** The retrieval model alone (next states from the neighbours, outcomes by their vote). */
-  retrievalModel: RetrievalExperienceModel;
-  /** The outcome judge learned from the offline trajectories (absent when disabled, or when no offline episode ended). */
-  outcomeJudge?: OutcomeJudge;
+  /**
+   * What the domain's experience models are grounded in (retrieval, the outcome judge), for
+   * `createExperienceModel` to build an LLM or hybrid model on; its parts cannot be served alone.
+   */
+  experienceGrounding: ExperienceGrounding;
   realEnvironment: () => Promise<Environment>;
   /** Offline transitions in the buffer. */
   offlineTransitions: number;
@@ -129,60 +133,6 @@ async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   const result: T[] = [];
   for await (const item of items) result.push(item);
   return result;
-}
-
-/** The embedded experience model of {@link embeddedExperienceModel}, and its parts. */
-export interface EmbeddedExperienceModel {
-  /** Retrieval, its outcomes judged by `outcomeJudge` when there is one. */
-  experienceModel: ExperienceModel;
-  /** The retrieval model alone (next states from the neighbours, outcomes by their vote). */
-  retrievalModel: RetrievalExperienceModel;
-  /** The outcome judge learned from the trajectories (absent when disabled). */
-  outcomeJudge?: OutcomeJudge;
-}
-
-/**
- * The embedded experience model `setUpDomain` builds, learned from `trajectories`: retrieval
- * with the world memory of the trajectories' worlds, its outcomes judged by an `OutcomeJudge`.
- * Every call builds new parts, so a model that learns from one run's real episodes
- * (`ExperienceModel.learn`) is not the model another run starts from.
- */
-export function embeddedExperienceModel(
-  adapter: DomainAdapter,
-  trajectories: readonly Trajectory[],
-  options: { outcomeJudge?: boolean; worldMemory?: boolean } = {},
-  log: (message: string) => void = () => {},
-): EmbeddedExperienceModel {
-  const parseAction = (text: string) => adapter.parseAction(text);
-  const worldMemory =
-    (options.worldMemory ?? true)
-      ? WorldMemory.fromTrajectories(trajectories, { parseAction })
-      : undefined;
-  if (worldMemory) {
-    log(
-      `world memory: ${worldMemory.size} first outcomes of one-entity actions in ${worldMemory.worlds} worlds`,
-    );
-  }
-  const retrievalModel = new RetrievalExperienceModel({
-    parseAction,
-    ...(adapter.experienceHints ? { hints: adapter.experienceHints } : {}),
-    ...(worldMemory ? { worldMemory } : {}),
-  });
-  const outcomeJudge =
-    (options.outcomeJudge ?? true) ? OutcomeJudge.train(trajectories, { parseAction }) : undefined;
-  if (outcomeJudge) {
-    const { steps, doneSteps, successSteps, counterfactuals } = outcomeJudge.summary;
-    log(
-      `outcome judge: learned from ${steps} offline steps (${doneSteps} ended an episode, ${successSteps} with success) and ${counterfactuals} counterfactual negatives`,
-    );
-  }
-  return {
-    experienceModel: outcomeJudge
-      ? new JudgedExperienceModel(retrievalModel, outcomeJudge)
-      : retrievalModel,
-    retrievalModel,
-    ...(outcomeJudge ? { outcomeJudge } : {}),
-  };
 }
 
 /**
@@ -267,14 +217,20 @@ export async function setUpDomain(
   log(
     `${options.domain}: ${seedTasks.length} seed tasks, ${evaluationTasks.length} ${evaluationSplit} tasks, ${replayBuffer.size} offline transitions (${index} index, ${((performance.now() - started) / 1000).toFixed(1)} s)`,
   );
-  const models = embeddedExperienceModel(adapter, trajectories, options, log);
+  const { experienceModel, grounding } = embeddedExperienceModel(
+    adapter,
+    trajectories,
+    options,
+    log,
+  );
   return {
     adapter,
     seedTasks,
     evaluationTasks,
     evaluationSplit,
     replayBuffer,
-    ...models,
+    experienceModel,
+    experienceGrounding: grounding,
     realEnvironment: () => adapter.connectReal({}),
     offlineTransitions: replayBuffer.size,
     offlineTrajectories: trajectories,

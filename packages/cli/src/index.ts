@@ -7,11 +7,17 @@ export {
   type DomainSetup,
   type DomainSetupOptions,
   DomainSetupOptionsSchema,
-  type EmbeddedExperienceModel,
-  embeddedExperienceModel,
   setUpDomain,
 } from './domain-setup.js';
 export { adapterFactoryName, installedAdapterPackages, loadDomainAdapter } from './domains.js';
+export {
+  createExperienceModel,
+  type EmbeddedExperienceModel,
+  ExperienceGrounding,
+  type ExperienceGroundingOptions,
+  type ExperienceModelChoice,
+  embeddedExperienceModel,
+} from './experience-model.js';
 export { htmlPage, loadRun, type ReportRun, renderReport } from './html-report.js';
 export {
   estimateRemainingMs,

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import {
   ConfigError,
+  JudgedExperienceModel,
   MutationTaskGenerator,
   SyntheticEnvironment,
   type Task,
@@ -122,7 +123,7 @@ describe('selectModels on ALFWorld with the local SmolLM2', () => {
         'task-generator': 'llm',
         'model-concurrency': '1',
       }),
-      { ...where, adapter: domain.adapter, retrievalModel: domain.retrievalModel },
+      { ...where, adapter: domain.adapter, grounding: domain.experienceGrounding },
     );
   }, 120_000);
   afterAll(async () => {
@@ -134,7 +135,11 @@ describe('selectModels on ALFWorld with the local SmolLM2', () => {
     expect(models.local?.name).toBe('smollm2-135m-instruct');
     expect(models.chat).toBe(models.local);
     expect(models.scorer).toBe(models.local);
-    expect(models.experienceModel).toBeInstanceOf(GroundedHybridExperienceModel);
+    // The hybrid writes the next state; the domain's learned judge decides the outcome.
+    expect(models.experienceModel).toBeInstanceOf(JudgedExperienceModel);
+    expect((models.experienceModel as JudgedExperienceModel).base).toBeInstanceOf(
+      GroundedHybridExperienceModel,
+    );
     expect(models.policy).toBeInstanceOf(ChatModelPolicy);
     expect(models.taskGenerator).toBeInstanceOf(LlmTaskGenerator);
     expect(models.describe().join('\n')).toMatch(
@@ -160,7 +165,9 @@ describe('selectModels on ALFWorld with the local SmolLM2', () => {
       if (result.done) break;
     }
     for (const way of ways) expect(['history', 'grounded', 'llm', 'overruled']).toContain(way);
-    const counts = (models.experienceModel as GroundedHybridExperienceModel).stats();
+    const hybrid = (models.experienceModel as JudgedExperienceModel)
+      .base as GroundedHybridExperienceModel;
+    const counts = hybrid.stats();
     expect(Object.values(counts).reduce((sum, value) => sum + value, 0)).toBeGreaterThanOrEqual(1);
   }, 240_000);
 
@@ -170,11 +177,13 @@ describe('selectModels on ALFWorld with the local SmolLM2', () => {
       {
         ...where,
         adapter: domain.adapter,
-        retrievalModel: domain.retrievalModel,
+        grounding: domain.experienceGrounding,
       },
     );
     try {
-      expect(llm.experienceModel).toBeInstanceOf(ReasoningExperienceModel);
+      expect((llm.experienceModel as JudgedExperienceModel).base).toBeInstanceOf(
+        ReasoningExperienceModel,
+      );
       expect(llm.taskGenerator).toBeInstanceOf(MutationTaskGenerator);
       expect(llm.policy).toBeUndefined();
       const environment = new SyntheticEnvironment({

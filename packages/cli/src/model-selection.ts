@@ -18,19 +18,12 @@ import {
   type EmbeddingModel,
   type ExperienceModel,
   HashingEmbedder,
-  JudgedExperienceModel,
   MutationTaskGenerator,
-  type OutcomeJudge,
   type Policy,
   type TaskGenerator,
 } from '@dreamgym/core';
 import { LlmTaskGenerator } from '@dreamgym/core/curriculum';
-import {
-  compactExperienceFormat,
-  GroundedHybridExperienceModel,
-  ReasoningExperienceModel,
-  standardExperienceFormat,
-} from '@dreamgym/core/experience';
+import { compactExperienceFormat, standardExperienceFormat } from '@dreamgym/core/experience';
 import {
   type ChatModel,
   type ContinuationScorer,
@@ -40,6 +33,7 @@ import {
 } from '@dreamgym/core/models';
 import { ChatModelPolicy } from '@dreamgym/core/policy';
 import { decimal, type FlagSpecs, type FlagValues, fail, integer } from './command-arguments.js';
+import { createExperienceModel, type ExperienceGrounding } from './experience-model.js';
 
 /** The parts of a `@dreamgym/llama` `LlamaChatModel` the CLI uses. */
 export interface LocalChatModel extends ChatModel, ContinuationScorer {
@@ -318,15 +312,11 @@ export interface SelectionContext extends SelectionEnvironment {
   /** The domain. */
   adapter: DomainAdapter;
   /**
-   * The domain's retrieval model (`setUpDomain(...).retrievalModel`, outcomes unjudged):
-   * `embedded`, and the grounding of `hybrid`.
+   * What the domain's experience models are grounded in (`setUpDomain(...).experienceGrounding`):
+   * the selected model, embedded, LLM or hybrid, is built on it by `createExperienceModel`,
+   * its outcomes judged by the grounding's outcome judge.
    */
-  retrievalModel: ExperienceModel;
-  /**
-   * The domain's learned outcome judge (`setUpDomain(...).outcomeJudge`): whichever experience
-   * model is selected, embedded, LLM or hybrid, has its outcomes judged by it, once.
-   */
-  outcomeJudge?: OutcomeJudge;
+  grounding: ExperienceGrounding;
   /** Progress lines. */
   log?: (message: string) => void;
   /**
@@ -392,37 +382,26 @@ export async function selectModels(
       : `${selection.model} at ${selection.baseUrl}`
     : undefined;
   try {
-    let experienceModel = context.retrievalModel;
+    let experienceModel: ExperienceModel;
     if (selection.experience !== 'embedded') {
       const format =
         (selection.experienceFormat ?? (opened?.local ? 'compact' : 'standard')) === 'compact'
           ? compactExperienceFormat()
           : standardExperienceFormat;
-      const reasoning = new ReasoningExperienceModel({
+      experienceModel = createExperienceModel(context.grounding, {
+        kind: selection.experience,
         chat: opened!.chat,
-        environmentDescription: adapter.prompts.environmentDescription,
         format,
         temperature: selection.experienceTemperature,
         ...(opened?.countTokens ? { countTokens: opened.countTokens } : {}),
       });
-      experienceModel =
-        selection.experience === 'hybrid'
-          ? new GroundedHybridExperienceModel({
-              retrieval: context.retrievalModel,
-              reasoning,
-              parseAction: (text) => adapter.parseAction(text),
-            })
-          : reasoning;
       describe.push(
-        `experience model: ${selection.experience === 'hybrid' ? 'grounded hybrid of retrieval and ' : ''}the reasoning LLM ${chatName} (${format.name} prompt, temperature ${selection.experienceTemperature})${context.outcomeJudge ? ', outcomes by the learned judge' : ''}`,
+        `experience model: ${selection.experience === 'hybrid' ? 'grounded hybrid of retrieval and ' : ''}the reasoning LLM ${chatName} (${format.name} prompt, temperature ${selection.experienceTemperature})${context.grounding.judged ? ', outcomes by the learned judge' : ''}`,
       );
     } else {
-      describe.push(
-        `experience model: ${experienceModel.id}${context.outcomeJudge ? '+judge' : ''} (embedded)`,
-      );
+      experienceModel = createExperienceModel(context.grounding, { kind: 'embedded' });
+      describe.push(`experience model: ${experienceModel.id} (embedded)`);
     }
-    if (context.outcomeJudge)
-      experienceModel = new JudgedExperienceModel(experienceModel, context.outcomeJudge);
     const policy =
       selection.policy === 'llm'
         ? new ChatModelPolicy({

@@ -152,8 +152,8 @@ export async function prepareRunModels(
 }
 
 /**
- * The selection's parts on a loaded domain (its embedded model is `embedded` and grounds
- * `hybrid`), with the embedder {@link prepareRunModels} connected.
+ * The selection's parts on a loaded domain (its experience model built on the domain's
+ * grounding by `createExperienceModel`), with the embedder {@link prepareRunModels} connected.
  */
 export function selectRunModels(
   selection: ModelSelection,
@@ -168,8 +168,7 @@ export function selectRunModels(
   const { embedder, ...rest } = context;
   return selectModels(selection, {
     adapter: domain.adapter,
-    retrievalModel: domain.retrievalModel,
-    ...(domain.outcomeJudge ? { outcomeJudge: domain.outcomeJudge } : {}),
+    grounding: domain.experienceGrounding,
     ...rest,
     ...(embedder ? { embedder } : {}),
   });

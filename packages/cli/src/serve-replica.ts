@@ -2,9 +2,8 @@
  * The replica module of `dreamgym serve --workers N`: each worker process of
  * `@dreamgym/server` imports it and calls `createReplica` to build what it serves from,
  * with the same domain settings as the serving process (adapter, offline transitions in a
- * replay buffer, the embedded experience model).
+ * replay buffer, the embedded experience model with its outcome judge).
  */
-import type { ExperienceModel } from '@dreamgym/core';
 import { type DomainSetupOptions, setUpDomain } from './domain-setup.js';
 
 /** What `dreamgym serve` hands each worker. */
@@ -18,7 +17,10 @@ export async function createReplica(options: ServeReplicaOptions) {
   const domain = await setUpDomain(options.setup, (message) =>
     process.stderr.write(`dreamgym serve worker ${process.pid}: ${message}\n`),
   );
-  // The embedded model, as the serving process would use it without workers.
-  const experienceModel: ExperienceModel = domain.retrievalModel;
-  return { adapter: domain.adapter, replayBuffer: domain.replayBuffer, experienceModel };
+  // The embedded model as `createExperienceModel` builds it, the serving process's without workers.
+  return {
+    adapter: domain.adapter,
+    replayBuffer: domain.replayBuffer,
+    experienceModel: domain.experienceModel,
+  };
 }

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -382,4 +382,240 @@ describe('dreamgym serve', () => {
     expect(status.episodes.finished).toBe(1);
     expect(await stop(served.child)).toBe(0);
   }, 240_000);
+});
+
+/** Train tasks of each ALFWorld task type whose perturbed expert sequences are played. */
+const TASKS_PER_TYPE = 2;
+
+/** One ALFWorld episode to play over the protocol: a train task and the actions sent. */
+interface ScriptedEpisode {
+  taskId: string;
+  instruction: string;
+  /** What the sequence is: the expert's, or how it was perturbed. */
+  kind: string;
+  actions: string[];
+}
+
+/** An expert trajectory of the dataset: its game (the task id), instruction and commands. */
+interface ExpertRecord {
+  game: string;
+  taskType: string;
+  instruction: string;
+  actions: string[];
+  /** The observation each action was sent in (the first is the game's initial one). */
+  observations: string[];
+}
+
+const TAKE = /^take (.+) from (.+)$/;
+const PREPARE = /^(heat|cool|clean) (.+) with (.+)$/;
+const PUT = /^put (.+) in\/on (.+)$/;
+/** `bowl` of `bowl 3`. */
+const objectType = (object: string) => object.replace(/ \d+$/, '');
+
+/** The expert trajectories of the dataset's train games (those with a game file), by task type. */
+async function alfworldExperts(data: string): Promise<Map<string, ExpertRecord[]>> {
+  const games = new Set<string>();
+  for (const directory of await readdir(join(data, 'train'))) {
+    for (const trial of await readdir(join(data, 'train', directory)))
+      games.add(`train/${directory}/${trial}`);
+  }
+  const byType = new Map<string, ExpertRecord[]>();
+  const lines = (await readFile(join(data, 'expert_trajectories.jsonl'), 'utf8')).split('\n');
+  for (const line of lines) {
+    if (!line.trim()) continue;
+    const record = JSON.parse(line) as {
+      game: string;
+      task_type: string;
+      conversations: { from: string; value: string }[];
+    };
+    if (!games.has(record.game)) continue;
+    const turns = record.conversations;
+    const expert: ExpertRecord = {
+      game: record.game,
+      taskType: record.task_type,
+      instruction: /Your task is to: (.*)$/s.exec(turns[0]!.value)![1]!.trim(),
+      actions: turns.filter((turn) => turn.from === 'gpt').map((turn) => turn.value),
+      observations: turns.filter((turn) => turn.from === 'human').map((turn) => turn.value),
+    };
+    byType.set(expert.taskType, [...(byType.get(expert.taskType) ?? []), expert]);
+  }
+  return byType;
+}
+
+/**
+ * Action sequences of `expert`'s task that the real engine never rewards, each built from the
+ * expert's own commands: the final put (or `use desklamp`) without the take of its object, with
+ * another object of the take's receptacle in its place, without the heat/cool/clean, or the
+ * first of two objects put and nothing more.
+ */
+function unrewardedSequences(expert: ExpertRecord): ScriptedEpisode[] {
+  const { actions } = expert;
+  const episode = (kind: string, sequence: string[]): ScriptedEpisode => ({
+    taskId: expert.game,
+    instruction: expert.instruction,
+    kind: `${expert.taskType} ${kind}`,
+    actions: sequence,
+  });
+  const last = actions.length - 1;
+  const takeAt = actions.findLastIndex((action) => TAKE.test(action));
+  const [, object, source] = TAKE.exec(actions[takeAt]!)!;
+  const episodes = [
+    episode(
+      expert.taskType === 'look_at_obj_in_light' ? 'use desklamp empty-handed' : 'put never taken',
+      actions.filter((_, index) => index !== takeAt),
+    ),
+  ];
+  // Another object the expert saw where it took its own: of another type, and no receptacle
+  // or lamp the expert's commands go to or use.
+  const fixtures = new Set(
+    actions.flatMap((action) => /^(?:go to|use|open) (.+)$/.exec(action)?.slice(1) ?? []),
+  );
+  const seen = [...expert.observations[takeAt]!.matchAll(/\ban? ([a-z]+ \d+)/g)].map(
+    (match) => match[1]!,
+  );
+  const other = seen.find(
+    (name) => objectType(name) !== objectType(object!) && !fixtures.has(name),
+  );
+  if (other) {
+    const swapped = actions.map((action, index) =>
+      index < takeAt ? action : action.replace(new RegExp(`\\b${object}\\b`, 'g'), other),
+    );
+    expect(swapped[takeAt]).toBe(`take ${other} from ${source}`);
+    episodes.push(episode(`wrong object (${other})`, swapped));
+  }
+  const prepareAt = actions.findIndex((action) => PREPARE.test(action));
+  if (prepareAt >= 0) {
+    episodes.push(
+      episode(
+        'put without the preparation',
+        actions.filter((_, index) => index !== prepareAt),
+      ),
+    );
+  }
+  if (expert.taskType === 'pick_two_obj_and_place') {
+    const target = PUT.exec(actions[last]!)!;
+    const firstPut = actions.findIndex((action) => {
+      const put = PUT.exec(action);
+      return put !== null && objectType(put[1]!) === objectType(target[1]!) && put[2] === target[2];
+    });
+    expect(firstPut).toBeLessThan(last);
+    episodes.push(episode('first of two put', actions.slice(0, firstPut + 1)));
+  }
+  return episodes;
+}
+
+/** Plays `episode` over the WebSocket: the rewards and successes of its replies. */
+async function playScripted(
+  url: string,
+  episode: ScriptedEpisode,
+): Promise<{ steps: number; reward: number; success: boolean; done: boolean }> {
+  const socket = new WebSocket(`${url.replace(/^http/, 'ws')}/ws`);
+  await new Promise((resolveOpen) => socket.once('open', resolveOpen));
+  type Reply = {
+    type: string;
+    data: {
+      done: boolean;
+      reward: number | null;
+      observation: { instruction: string; metadata: { task_id: string; success: boolean } };
+    };
+  };
+  const request = (message: unknown) =>
+    new Promise<Reply>((resolveReply) => {
+      socket.once('message', (data) => resolveReply(JSON.parse(data.toString())));
+      socket.send(JSON.stringify(message));
+    });
+  try {
+    let reply = await request({ type: 'reset', data: { task_id: episode.taskId } });
+    expect(reply.type, JSON.stringify(reply)).toBe('observation');
+    expect(reply.data.observation.metadata.task_id).toBe(episode.taskId);
+    expect(reply.data.observation.instruction).toBe(episode.instruction);
+    let reward = 0;
+    let success = false;
+    let steps = 0;
+    for (const action of episode.actions) {
+      reply = await request({ type: 'step', data: { action } });
+      expect(reply.type, JSON.stringify(reply)).toBe('observation');
+      steps += 1;
+      reward += reply.data.reward ?? 0;
+      success ||= reply.data.observation.metadata.success;
+      if (reply.data.done) break;
+    }
+    return { steps, reward, success, done: reply.data.done };
+  } finally {
+    socket.close();
+  }
+}
+
+/**
+ * A served synthetic ALFWorld pays what the real engine pays: played on the real engine, none
+ * of these perturbed expert sequences is rewarded and every expert sequence is. The retrieval
+ * model without its outcome judge (what `serve` once handed out) pays 24 of the 31.
+ */
+describe('dreamgym serve pays what the real engine pays', () => {
+  it('pays nothing over OpenEnv for ALFWorld action sequences the real engine never rewards, and the expert its reward', async () => {
+    const data = join(dataRoot(), 'alfworld');
+    const experts = await alfworldExperts(data);
+    const episodes: ScriptedEpisode[] = [];
+    for (const type of [
+      'look_at_obj_in_light',
+      'pick_and_place_simple',
+      'pick_clean_then_place_in_recep',
+      'pick_cool_then_place_in_recep',
+      'pick_heat_then_place_in_recep',
+      'pick_two_obj_and_place',
+    ]) {
+      const ofType = experts.get(type)!;
+      expect(ofType.length, type).toBeGreaterThanOrEqual(TASKS_PER_TYPE);
+      for (const expert of ofType.slice(0, TASKS_PER_TYPE))
+        episodes.push(...unrewardedSequences(expert));
+    }
+    const sanity = experts.get('pick_heat_then_place_in_recep')![0]!;
+    const longest = Math.max(
+      ...episodes.map((episode) => episode.actions.length),
+      sanity.actions.length,
+    );
+    // Every offline trajectory (about 20 s to load): the file is ordered by task type, and a
+    // judge that never saw a type's endings pays on it (the first 1,000 hold two of the six).
+    const served = await startServe([
+      '--domain',
+      'alfworld',
+      '--data',
+      data,
+      '--port',
+      '0',
+      '--run-dir',
+      join(directory, 'unrewarded-run'),
+      '--max-steps',
+      String(longest + 1),
+      '--no-write-back',
+    ]);
+    try {
+      const paid: string[] = [];
+      for (const episode of episodes) {
+        const result = await playScripted(served.url, episode);
+        if (result.reward > 0 || result.success)
+          paid.push(
+            `${episode.taskId} ${episode.kind}: reward ${result.reward} after ${result.steps} steps`,
+          );
+      }
+      expect(episodes.length).toBeGreaterThanOrEqual(25);
+      expect(paid, `paid ${paid.length} of ${episodes.length}`).toEqual([]);
+      const expert = await playScripted(served.url, {
+        taskId: sanity.game,
+        instruction: sanity.instruction,
+        kind: 'expert',
+        actions: sanity.actions,
+      });
+      expect(expert).toEqual({
+        steps: sanity.actions.length,
+        reward: 1,
+        success: true,
+        done: true,
+      });
+      // The model every other command trains and measures on: retrieval judged by the learned judge.
+      expect(served.output()).toMatch(/synthetic, retrieval\+judge\)/);
+    } finally {
+      expect(await stop(served.child)).toBe(0);
+    }
+  }, 180_000);
 });

@@ -3,8 +3,9 @@
  * `/ws`, HTTP `/reset` `/step` ...), for Python trainers (TRL, SkyRL, ART ...). The server
  * keeps the curriculum and the replay buffer in a run folder with checkpoints; `--resume`
  * continues it. Synthetic by default (`--experience embedded|llm|hybrid|openai`, the LLM in
- * process with `--model local` or behind a server with `--base-url`); `--real` serves the
- * adapter's real environment through the same protocol, for sim-to-real with one client.
+ * process with `--model local` or behind a server with `--base-url`), built as every command
+ * builds it (`createExperienceModel`: outcomes by the learned outcome judge); `--real` serves
+ * the adapter's real environment through the same protocol, for sim-to-real with one client.
  *
  * `@dreamgym/server` is loaded when the command runs, like domain adapters: install it
  * next to the CLI (`npm install @dreamgym/server`).
@@ -17,12 +18,9 @@ import {
   type DomainAdapter,
   type Environment,
   type ExperienceModel,
-  JudgedExperienceModel,
-  type OutcomeJudge,
   type ReplayBuffer,
   type Task,
 } from '@dreamgym/core';
-import { ReasoningExperienceModel } from '@dreamgym/core/experience';
 import { OpenAICompatibleChatModel } from '@dreamgym/core/models';
 import {
   type Command,
@@ -35,7 +33,8 @@ import {
   parseFlags,
   readJsonFile,
 } from '../command-arguments.js';
-import { type DomainSetupOptions, setUpDomain } from '../domain-setup.js';
+import { type DomainSetup, type DomainSetupOptions, setUpDomain } from '../domain-setup.js';
+import { createExperienceModel } from '../experience-model.js';
 import { parseModelSelection, selectModels } from '../model-selection.js';
 import { domainSetupFromFlags, loopConfigFromFlags, runFolderFlag } from '../run-flags.js';
 
@@ -63,7 +62,9 @@ Environment:
   --experience embedded|llm|hybrid|openai
                              experience model: embedded (default; retrieval, no LLM), the
                              reasoning LLM (ReasoningExperienceModel), the LLM grounded by
-                             retrieval (hybrid), or openai (llm behind --base-url, standard prompt)
+                             retrieval (hybrid), or openai (llm behind --base-url, standard prompt);
+                             each one's outcomes (done, success) come from the outcome judge
+                             learned from the offline data, as in train, eval and fidelity
   --model local|PATH.gguf|NAME   the LLM of llm/hybrid: local (SmolLM2-135M-Instruct in process,
                              the default), any GGUF file, or with --base-url the served model
   --base-url URL             an OpenAI-compatible server (e.g. http://127.0.0.1:8080/v1)
@@ -321,17 +322,14 @@ interface ChosenExperienceModel {
 }
 
 /**
- * The experience model the flags ask for, checked before any data is loaded: a builder
- * that gets the adapter and the embedded default.
+ * The experience model the flags ask for, checked before any data is loaded: a builder that
+ * gets the loaded domain. Every kind is built by `createExperienceModel` on the domain's
+ * grounding, so its outcomes are judged as `train`'s, `eval`'s and `fidelity`'s are.
  */
-function experienceModelChoice(
+export function serveExperienceModel(
   values: FlagValues,
   io: CommandIo,
-): (
-  adapter: DomainAdapter,
-  embedded: ExperienceModel,
-  outcomeJudge: OutcomeJudge | undefined,
-) => Promise<ChosenExperienceModel> {
+): (domain: DomainSetup) => Promise<ChosenExperienceModel> {
   const kind = (values.experience as string | undefined) ?? 'embedded';
   const modelFlags = [
     'base-url',
@@ -352,7 +350,7 @@ function experienceModelChoice(
         );
       }
     }
-    return async (_adapter, embedded) => ({ model: embedded, dispose: async () => {} });
+    return async (domain) => ({ model: domain.experienceModel, dispose: async () => {} });
   }
   if (!['llm', 'hybrid', 'openai'].includes(kind)) {
     fail(`--experience must be embedded, llm, hybrid or openai, got "${kind}".`, '--experience');
@@ -377,25 +375,19 @@ function experienceModelChoice(
     }
     // Validates the URL and model now (a ConfigError naming the field), not after loading data.
     const chat = new OpenAICompatibleChatModel({ baseURL, model, ...(apiKey ? { apiKey } : {}) });
-    return async (adapter, _embedded, outcomeJudge) => {
-      const reasoning = new ReasoningExperienceModel({
-        chat,
-        environmentDescription: adapter.prompts.environmentDescription,
-      });
-      return {
-        model: outcomeJudge ? new JudgedExperienceModel(reasoning, outcomeJudge) : reasoning,
-        dispose: async () => {},
-      };
-    };
+    // The reasoning LLM with the standard prompt and the server's temperature.
+    return async (domain) => ({
+      model: createExperienceModel(domain.experienceGrounding, { kind: 'llm', chat }),
+      dispose: async () => {},
+    });
   }
   // The same flags and defaults as every other command (`--model local` by default).
   const selection = parseModelSelection(values);
   const env = apiKey ? { ...io.env, DREAMGYM_API_KEY: apiKey } : io.env;
-  return async (adapter, embedded, outcomeJudge) => {
+  return async (domain) => {
     const selected = await selectModels(selection, {
-      adapter,
-      retrievalModel: embedded,
-      ...(outcomeJudge ? { outcomeJudge } : {}),
+      adapter: domain.adapter,
+      grounding: domain.experienceGrounding,
       env,
       cwd: io.cwd,
       log: (message) => io.stderr.write(`${message}\n`),
@@ -440,7 +432,7 @@ async function serve(args: string[], io: CommandIo): Promise<number> {
     fileSettings = await readJsonFile(resolve(io.cwd, values.config as string), '--config');
   }
   const { config, setup, server, sharedBuffer } = serveSettings(values, fileSettings, io);
-  const chooseModel = values.real ? undefined : experienceModelChoice(values, io);
+  const chooseModel = values.real ? undefined : serveExperienceModel(values, io);
   const serverPackage = await loadServerPackage();
   const logger = serverPackage.createJsonLogger({
     write: (line) => io.stderr.write(line),
@@ -450,7 +442,7 @@ async function serve(args: string[], io: CommandIo): Promise<number> {
   // With workers, sessions search the replicas: the serving process's buffer only takes the
   // write-backs, which a flat index takes without the graph inserts.
   const domain = await setUpDomain(workers > 1 ? { ...setup, index: 'flat' } : setup, log);
-  const chosen = await chooseModel?.(domain.adapter, domain.retrievalModel, domain.outcomeJudge);
+  const chosen = await chooseModel?.(domain);
   const model = chosen?.model;
   await mkdir(runDirectory, { recursive: true });
   const served = await serverPackage.serveDreamGym({
