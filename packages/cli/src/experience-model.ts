@@ -14,9 +14,12 @@ import {
   RetrievalExperienceModel,
   type Trajectory,
 } from '@dreamgym/core';
+import { type OfflinePreflight, preflightOffline } from '@dreamgym/core/eval';
 import {
   type ExperiencePromptFormat,
   GroundedHybridExperienceModel,
+  learnActionRefusal,
+  type OutcomeJudgeOptions,
   ReasoningExperienceModel,
   type TokenCounter,
   WorldMemory,
@@ -38,6 +41,8 @@ export interface ExperienceGroundingOptions {
 interface GroundingParts {
   retrieval: RetrievalExperienceModel;
   outcomeJudge: OutcomeJudge | undefined;
+  /** How the outcome judge was trained (for the pre-flight's held-out copy). */
+  judgeOptions?: OutcomeJudgeOptions;
 }
 
 let partsOf: (grounding: ExperienceGrounding) => GroundingParts;
@@ -89,8 +94,14 @@ export class ExperienceGrounding {
       ...(worldMemory ? { worldMemory } : {}),
     });
     let outcomeJudge: OutcomeJudge | undefined;
+    let judgeOptions: OutcomeJudgeOptions | undefined;
     if (options.outcomeJudge ?? true) {
-      outcomeJudge = OutcomeJudge.train(trajectories, { parseAction });
+      const refusal = learnActionRefusal(adapter, trajectories);
+      log(
+        `action refusal: the candidate actions hold ${refusal.listed} of ${refusal.steps} offline actions${refusal.refuseUnlisted ? `, so an unlisted action is refused and answered ${refusal.answer.kind === 'unchanged' ? 'with the state unchanged' : JSON.stringify(refusal.answer.text)} (${refusal.answerSource === 'data' ? 'learned from the data' : refusal.answerSource === 'hint' ? "the adapter's hint" : 'the default: the data shows no failed action'})` : ', too few to refuse what they do not list'}`,
+      );
+      judgeOptions = { parseAction, refusal };
+      outcomeJudge = OutcomeJudge.train(trajectories, judgeOptions);
       if (outcomeJudge) {
         const { steps, doneSteps, successSteps, counterfactuals } = outcomeJudge.summary;
         log(
@@ -103,7 +114,23 @@ export class ExperienceGrounding {
         );
       }
     }
-    return new ExperienceGrounding(adapter, { retrieval, outcomeJudge });
+    return new ExperienceGrounding(adapter, {
+      retrieval,
+      outcomeJudge,
+      ...(outcomeJudge && judgeOptions ? { judgeOptions } : {}),
+    });
+  }
+
+  /**
+   * The offline part of the pre-flight check: a judge trained as this one was, on
+   * `trajectories` less a held-out fifth of their tasks, teacher-forced on that fifth.
+   * Undefined without a judge (`outcomeJudge: false`, or no offline episode ended) or when the
+   * data is too small to hold any task out.
+   */
+  preflight(trajectories: readonly Trajectory[]): OfflinePreflight | undefined {
+    const { judgeOptions } = this.#parts;
+    if (judgeOptions === undefined) return undefined;
+    return preflightOffline(trajectories, (train) => OutcomeJudge.train(train, judgeOptions));
   }
 
   /** Whether the models built on it have their outcomes judged by a learned `OutcomeJudge`. */

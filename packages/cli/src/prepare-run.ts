@@ -16,9 +16,11 @@ import {
   DreamGymLoop,
   parseDreamGymConfig,
 } from '@dreamgym/core';
+import type { PreflightReport } from '@dreamgym/core/eval';
 import { type CommandIo, type FlagValues, fail, readJsonFile } from './command-arguments.js';
 import { type DomainSetup, type DomainSetupOptions, setUpDomain } from './domain-setup.js';
 import type { ModelSelection, SelectedModels } from './model-selection.js';
+import { checkSyntheticEnvironment } from './preflight-check.js';
 import {
   domainSetupFromFlags,
   loopConfigFromFlags,
@@ -142,6 +144,8 @@ export interface PreparedRun {
   components: DreamGymComponents;
   /** Whether the loop continues the run in the folder. */
   resume: boolean;
+  /** The pre-flight check of a new run (a resumed run was checked when it started). */
+  preflight?: PreflightReport;
   /** Whether the continued run may go on to more iterations or a larger real budget (`--extend`). */
   extend: boolean;
   /** Frees the policy and the models. */
@@ -235,7 +239,22 @@ export async function prepareRun(
   const { domain } = parts;
   const selected = parts.models!;
   io.stderr.write(`policy: ${parts.policy.description}\n`);
+  let preflight: PreflightReport | undefined;
+  if (!saved) {
+    // A new run only: a resumed one passed (or was forced past) its check when it started.
+    try {
+      preflight = await checkSyntheticEnvironment(domain, {
+        force: values.force === true,
+        runDirectory,
+        log: (message) => io.stderr.write(`${message}\n`),
+      });
+    } catch (error) {
+      await parts.close();
+      throw error;
+    }
+  }
   return {
+    ...(preflight ? { preflight } : {}),
     runDirectory,
     config: parts.config,
     components: {

@@ -12,7 +12,7 @@ import {
   type EvaluationMetrics,
   type IterationMetrics,
 } from '@dreamgym/core';
-import type { SyntheticToRealGap } from '@dreamgym/core/eval';
+import type { PreflightReport, SyntheticToRealGap } from '@dreamgym/core/eval';
 import {
   type Command,
   type CommandIo,
@@ -21,6 +21,7 @@ import {
   percent,
 } from '../command-arguments.js';
 import { MODEL_SELECTION_FLAGS } from '../model-selection.js';
+import { preflightLine } from '../preflight-check.js';
 import { prepareRun } from '../prepare-run.js';
 import { ProgressReporter } from '../progress.js';
 
@@ -54,6 +55,9 @@ Run:
   --extend                   with --resume, go on to a larger --iterations or --real-budget
                              (a learning curve taken further; nothing else may change)
   --no-baseline              do not evaluate the starting policy first (evaluation.atStart)
+  --force                    train even when the pre-flight check finds the synthetic
+                             environment untrustworthy on this domain (held-out recall of
+                             real successes < 90%, or false successes > 2%)
 
 Models (the defaults are embedded and need no model; one --model backs every LLM part):
   --experience embedded|llm|hybrid   experience model: retrieval over the offline transitions
@@ -131,6 +135,7 @@ const TRAIN_OPTIONS: FlagSpecs = {
   resume: { type: 'boolean' },
   extend: { type: 'boolean' },
   'no-baseline': { type: 'boolean' },
+  force: { type: 'boolean' },
   iterations: { type: 'string' },
   seed: { type: 'string' },
   algorithm: { type: 'string' },
@@ -184,7 +189,7 @@ async function train(args: string[], io: CommandIo): Promise<number> {
     });
     const result = await loop.run({ resume: run.resume, extend: run.extend });
     progress.finish();
-    io.stdout.write(formatRunResult(result, run.runDirectory, run.config));
+    io.stdout.write(formatRunResult(result, run.runDirectory, run.config, run.preflight));
     return 0;
   } finally {
     await run.close();
@@ -214,6 +219,7 @@ function formatRunResult(
   result: DreamGymResult,
   runDirectory: string,
   config: DreamGymConfig,
+  preflight: PreflightReport | undefined,
 ): string {
   const environment = config.evaluation.environments.includes('real') ? 'real' : 'synthetic';
   const inEnvironment = (evaluations: readonly EvaluationMetrics[]) =>
@@ -224,6 +230,7 @@ function formatRunResult(
       `warm start: behaviour cloning kept epoch ${result.warmStart.bestEpoch}, held-out NLL ${result.warmStart.initialHeldOutNegativeLogLikelihood.toFixed(3)} -> ${result.warmStart.bestHeldOutNegativeLogLikelihood.toFixed(3)}`,
     );
   }
+  if (preflight) lines.push(preflightLine(preflight));
   const startGap = result.start?.syntheticToRealGap;
   if (startGap) lines.push(formatGap('starting policy', startGap));
   const endGap = result.metrics.at(-1)?.syntheticToRealGap;

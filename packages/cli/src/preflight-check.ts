@@ -1,0 +1,60 @@
+/**
+ * `dreamgym train`'s pre-flight check: before any training, whether the synthetic environment
+ * can be trusted on this domain (the offline part of `@dreamgym/core/eval`'s pre-flight: the
+ * outcome judge trained without a fifth of the tasks, teacher-forced on them). A domain the
+ * model was not tuned for fails silently otherwise: the policy learns what the model pays
+ * for. Below the thresholds the run is refused, saying what to do, unless `--force`.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { formatPreflight, type PreflightReport, preflightVerdict } from '@dreamgym/core/eval';
+import { fail } from './command-arguments.js';
+import type { DomainSetup } from './domain-setup.js';
+
+/** Where a run folder keeps the pre-flight report. */
+export const PREFLIGHT_FILE = 'preflight.json';
+
+/**
+ * Runs the pre-flight check on `domain`, logs its figures and verdict, writes
+ * `preflight.json` into the run folder, and refuses an untrusted synthetic environment (a
+ * `ConfigError` naming `--force`) unless `force`.
+ */
+export async function checkSyntheticEnvironment(
+  domain: Pick<DomainSetup, 'experienceGrounding' | 'offlineTrajectories' | 'adapter'>,
+  options: { force: boolean; runDirectory: string; log: (message: string) => void },
+): Promise<PreflightReport> {
+  const started = performance.now();
+  const offline = domain.experienceGrounding.preflight(domain.offlineTrajectories);
+  const report = preflightVerdict(offline ? { offline } : {});
+  for (const line of formatPreflight(report)) options.log(line);
+  options.log(`pre-flight: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  await writeFile(
+    join(options.runDirectory, PREFLIGHT_FILE),
+    `${JSON.stringify({ ...report, forced: !report.trusted && options.force }, null, 2)}\n`,
+  );
+  if (!report.trusted && !options.force) {
+    fail(
+      [
+        `The synthetic environment cannot be trusted on ${domain.adapter.name}:`,
+        ...report.problems.map((problem) => `  - ${problem}`),
+        'Training on it would teach the policy what the model pays for, not what the real environment does. What to do:',
+        '  - add offline episodes that fail as well as succeed (`dreamgym data explore`, or "exploration" in the config\'s "setup"): the judge learns outcomes from both;',
+        '  - use the LLM experience model grounded by retrieval (--experience hybrid);',
+        '  - spend real transitions after the synthetic phase (--real-budget N: sim-to-real writes them back and the judge learns from them);',
+        `  - or train anyway with --force (the figures are kept in ${PREFLIGHT_FILE} of the run folder).`,
+      ].join('\n'),
+      '--force',
+    );
+  }
+  return report;
+}
+
+/** The pre-flight's verdict in one line, for the run's result beside the headline. */
+export function preflightLine(report: PreflightReport): string {
+  if (report.offline === undefined) return 'pre-flight: not measured (no outcome judge)';
+  const { recall, falseSuccessRate } = report.offline;
+  const figures = `held-out recall ${(recall * 100).toFixed(1)}%, false success ${(falseSuccessRate * 100).toFixed(2)}%`;
+  return report.trusted
+    ? `pre-flight: passed (${figures})`
+    : `pre-flight: FAILED, trained with --force (${figures}; ${report.problems.length} problem(s) in ${PREFLIGHT_FILE})`;
+}
