@@ -21,6 +21,7 @@ export interface Final {
  *   kept: an expert's path has detours whose removal changes nothing;
  * - the step with one argument replaced by another entity the episode acted on (the wrong
  *   object or receptacle);
+ * - the same act on an element labelled otherwise, where the grammar keeps labels;
  * - each other type of action in its place (from `others`, actions of the data grouped by
  *   type): what the episode did before makes no success by itself, only the right act does;
  * - an entity the instruction names swapped, in the whole episode, for one it does not name.
@@ -62,6 +63,30 @@ export function addCounterfactuals(
     if (nameOf(replacement) !== nameOf(action.args[slot]!)) {
       const args = action.args.map((argument, index) => (index === slot ? replacement : argument));
       add(instruction, history, { type: action.type, args }, false, false);
+      added += 1;
+    }
+  }
+  // The same act on an element labelled otherwise (`button 'Cancel'` for "Click OK").
+  if (action.label !== undefined) {
+    const label = action.label.join(' ');
+    const relabelled = others
+      .flat()
+      .filter(
+        (example) =>
+          example.type === action.type &&
+          example.label !== undefined &&
+          example.label.join(' ') !== label &&
+          example.label.some((word) => !action.label!.includes(word)),
+      );
+    if (relabelled.length > 0) {
+      const { label: other } = relabelled[random.int(relabelled.length)]!;
+      add(
+        instruction,
+        history,
+        { type: action.type, args: action.args, label: other! },
+        false,
+        false,
+      );
       added += 1;
     }
   }

@@ -59,7 +59,29 @@ function instructionNumber(instructionWords: readonly string[]): number | undefi
 }
 
 /** A parsed step: its action type and arguments, or undefined outside the grammar. */
-export type Parsed = Pick<ParsedAction, 'type' | 'args'> | undefined;
+export type Parsed =
+  | (Pick<ParsedAction, 'type' | 'args'> & {
+      /**
+       * The words of the action's text that are neither its type nor its arguments: what a
+       * grammar keeps beside ids (a web element's role and name, `button 'OK'`).
+       */
+      label?: readonly string[];
+    })
+  | undefined;
+
+/** {@link Parsed} of a parsed action: its type, arguments and label words. */
+export function parsedOf(
+  action: Pick<ParsedAction, 'type' | 'args' | 'text'>,
+): NonNullable<Parsed> {
+  const known = new Set([
+    ...words(action.type),
+    ...action.args.flatMap((argument) => words(argument)),
+  ]);
+  const label = words(action.text).filter((word) => !known.has(word));
+  return label.length === 0
+    ? { type: action.type, args: action.args }
+    : { type: action.type, args: action.args, label };
+}
 
 /**
  * The relational facts of one step (strings; the judge hashes them). Exported for tests and
@@ -90,6 +112,13 @@ export function outcomeFacts(
   atoms.add(`a:${v}`);
   const before = episodeRoles(history);
   const { last, ever, byName } = before;
+  if (action.label !== undefined) {
+    // How much of the label the instruction mentions (`button 'OK'` for "Click the OK button").
+    const mentioned = action.label.filter((word) => mentions(present, word)).length;
+    atoms.add(
+      `a:${v}:label=${mentioned === action.label.length ? 'all' : mentioned === 0 ? 'none' : 'part'}`,
+    );
+  }
   action.args.forEach((argument, slot) => {
     const prefix = `a:${v}:${slot}`;
     atoms.add(`${prefix}:instr=${instructionRelation(argument, present)}`);

@@ -217,6 +217,36 @@ describe('OutcomeJudge on counted goals', () => {
   });
 });
 
+describe('OutcomeJudge on labelled elements', () => {
+  /** `click [3] # button 'ok'`: the id is the argument; the role and name are the label. */
+  const parseClick = (text: string) => {
+    const match = /^click \[(\d+)\]/.exec(text);
+    if (!match) throw new Error(`not a click: ${text}`);
+    return { type: 'click', args: [match[1]!], text };
+  };
+  const labels = ['ok', 'yes', 'no', 'next', 'previous', 'cancel', 'close', 'open'];
+  const data: Trajectory[] = labels.flatMap((label, index) => {
+    const other = labels[(index + 3) % labels.length]!;
+    const instruction = `Click the ${label} button.`;
+    return [0, 1, 2].flatMap((copy) => [
+      trajectory(instruction, [`click [${copy + 1}] # button '${label}'`], 'success'),
+      trajectory(instruction, [`click [${copy + 4}] # button '${other}'`], 'failure'),
+    ]);
+  });
+  const judge = OutcomeJudge.train(data, { parseAction: parseClick })!;
+  const ask = (label: string, clicked: string) =>
+    judge.judge({
+      task: { instruction: `Click the ${label} button.` },
+      history: [],
+      action: `click [7] # button '${clicked}'`,
+    }).success;
+
+  it('pays the click on the element the instruction names, for names it never saw', () => {
+    expect(ask('submit', 'submit')).toBe(true);
+    expect(ask('submit', 'reset')).toBe(false);
+  });
+});
+
 describe('OutcomeJudge.learn', () => {
   it('learns from real episodes as they come, and reads a rollout cut by its step limit as no ending', () => {
     // Trained on successes alone, every end is a success; a real failure that ends (a wrong

@@ -33,6 +33,7 @@ import {
   nameOf,
   outcomeFacts,
   type Parsed,
+  parsedOf,
   words,
 } from './outcome-facts.js';
 
@@ -409,8 +410,7 @@ export class OutcomeJudge {
     if (!this.parsed.has(text)) {
       let result: Parsed;
       try {
-        const { type, args } = this.parse(text);
-        result = { type, args };
+        result = parsedOf(this.parse(text));
       } catch {
         result = undefined;
       }
