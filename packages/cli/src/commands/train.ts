@@ -57,7 +57,8 @@ Run:
   --no-baseline              do not evaluate the starting policy first (evaluation.atStart)
   --force                    train even when the pre-flight check finds the synthetic
                              environment untrustworthy on this domain (held-out recall of
-                             real successes < 90%, or false successes > 2%)
+                             real successes surely below 90%, or false successes surely
+                             above 2%: their 95% intervals wholly past)
 
 Models (the defaults are embedded and need no model; one --model backs every LLM part):
   --experience embedded|llm|hybrid   experience model: retrieval over the offline transitions

@@ -83,7 +83,9 @@ describe('preflightOffline', () => {
     )!;
     const report = preflightVerdict({ offline });
     expect(report.trusted).toBe(false);
-    expect(report.problems.join('\n')).toMatch(/recognises \d+ of \d+ held-out real successes/);
+    expect(report.problems.join('\n')).toMatch(
+      /recognises \d+\/\d+ \(.*\) held-out real successes/,
+    );
   });
 
   it('flags a model that over-rewards', () => {
@@ -94,8 +96,38 @@ describe('preflightOffline', () => {
     const report = preflightVerdict({ offline });
     expect(report.trusted).toBe(false);
     // The first of several items put, the object never taken: the counterfactuals show it.
-    expect(report.problems.join('\n')).toMatch(/pays \d+ of \d+ counterfactual failures/);
+    expect(report.problems.join('\n')).toMatch(/pays \d+\/\d+ \(.*\) counterfactual failures/);
     expect(formatPreflight(report).join('\n')).toMatch(/cannot be trusted on this domain/);
+  });
+});
+
+describe('preflightVerdict on small samples', () => {
+  const offline = (recalled: number, successes: number, paid: number, steps: number) => ({
+    trainTrajectories: 287,
+    heldOutTrajectories: 73,
+    evaluation: {
+      successes,
+      recalled,
+      otherSteps: steps,
+      paidOtherSteps: paid,
+      counterfactuals: 71,
+      paidCounterfactuals: 0,
+    },
+    recall: recalled / successes,
+    falseSuccessRate: paid / steps,
+    counterfactualPaidRate: 0,
+  });
+
+  it("refuses only what the sample shows with confidence, not a count's noise", () => {
+    // MiniWoB++'s held-out figures: 28/31 recalled, 2/81 paid.
+    expect(preflightVerdict({ offline: offline(28, 31, 2, 81) }).trusted).toBe(true);
+    // 81% recall and 5% false successes: on a small sample within reach of the thresholds,
+    // on ten times the sample past them with confidence.
+    expect(preflightVerdict({ offline: offline(25, 31, 4, 81) }).trusted).toBe(true);
+    const larger = preflightVerdict({ offline: offline(250, 310, 40, 810) });
+    expect(larger.problems).toHaveLength(2);
+    expect(larger.problems[0]).toMatch(/recognises 250\/310 \(80\.6%, 95% /);
+    expect(larger.problems[1]).toMatch(/pays 40\/810 \(4\.9%, 95% /);
   });
 });
 
@@ -132,7 +164,7 @@ describe('preflightVerdict on the starting policy', () => {
     const report = preflightVerdict({ onPolicy: onPolicy(35, 11, 35, 11) });
     expect(report.trusted).toBe(false);
     expect(report.problems).toHaveLength(2);
-    expect(report.problems[0]).toMatch(/35 synthetic successes, 11 succeed/);
+    expect(report.problems[0]).toMatch(/synthetic successes, 11\/35 \(31\.4%.*\) succeed/);
     expect(report.problems[1]).toMatch(/87\.5% in the synthetic environment and 27\.5%/);
   });
 

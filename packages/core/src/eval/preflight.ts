@@ -12,15 +12,19 @@
  *   tasks in both environments (`measureOnPolicyFidelity`): its synthetic successes replayed
  *   on the real environment (precision), synthetic against real success, and its real steps
  *   teacher-forced.
+ * A figure fails its threshold when its 95% Wilson interval lies wholly past it: held-out
+ * samples are small (a few dozen successes), and a check that refused a sound model on a
+ * count's noise would teach users to pass `--force` by habit.
  */
 import type { OutcomeJudge, OutcomeJudgeEvaluation } from '../experience/outcome-judge.js';
 import type { Trajectory } from '../mdp/schemas.js';
 import { hashText } from '../policy/hashed-features.js';
+import { wilsonInterval95 } from './evaluation-metrics.js';
 import type { OnPolicyFidelityReport } from './on-policy-fidelity.js';
 
 /** The figures below which (or above which) the synthetic environment is not trusted. */
 export interface PreflightThresholds {
-  /** Least share of real successes the model must recognise. Default 0.9. */
+  /** Least share of real successes the model must recognise (95% interval wholly below fails). Default 0.9. */
   minRecall: number;
   /** Most share of other steps (and of counterfactual negatives) it may pay. Default 0.02. */
   maxFalseSuccessRate: number;
@@ -124,7 +128,26 @@ export function onPolicyPreflight(report: OnPolicyFidelityReport): OnPolicyPrefl
 
 const percent = (rate: number) => `${(rate * 100).toFixed(1)}%`;
 
-/** Judges the measured parts against `thresholds`. */
+/** Whether `part / whole` is below `threshold` with confidence: its 95% interval wholly below. */
+function surelyBelow(part: number, whole: number, threshold: number): boolean {
+  return whole > 0 && wilsonInterval95(part, whole)[1] < threshold;
+}
+
+/** Whether `part / whole` is above `threshold` with confidence: its 95% interval wholly above. */
+function surelyAbove(part: number, whole: number, threshold: number): boolean {
+  return whole > 0 && wilsonInterval95(part, whole)[0] > threshold;
+}
+
+/** `12/40 (30.0%, 95% 17.9-45.6%)`. */
+function share(part: number, whole: number): string {
+  const [low, high] = wilsonInterval95(part, whole);
+  return `${part}/${whole} (${percent(whole === 0 ? 0 : part / whole)}, 95% ${percent(low)}-${percent(high)})`;
+}
+
+/**
+ * Judges the measured parts against `thresholds`: a figure fails when its 95% interval lies
+ * wholly past its threshold.
+ */
 export function preflightVerdict(
   parts: { offline?: OfflinePreflight; onPolicy?: OnPolicyPreflight },
   thresholds: PreflightThresholds = DEFAULT_PREFLIGHT_THRESHOLDS,
@@ -132,28 +155,35 @@ export function preflightVerdict(
   const problems: string[] = [];
   const { offline, onPolicy } = parts;
   if (offline) {
-    const { evaluation } = offline;
-    if (evaluation.successes > 0 && offline.recall < thresholds.minRecall) {
+    const {
+      successes,
+      recalled,
+      otherSteps,
+      paidOtherSteps,
+      counterfactuals,
+      paidCounterfactuals,
+    } = offline.evaluation;
+    if (surelyBelow(recalled, successes, thresholds.minRecall)) {
       problems.push(
-        `the outcome judge recognises ${evaluation.recalled} of ${evaluation.successes} held-out real successes (recall ${percent(offline.recall)} < ${percent(thresholds.minRecall)}): competent behaviour would go unrewarded`,
+        `the outcome judge recognises ${share(recalled, successes)} held-out real successes, below ${percent(thresholds.minRecall)}: competent behaviour would go unrewarded`,
       );
     }
-    if (offline.falseSuccessRate > thresholds.maxFalseSuccessRate) {
+    if (surelyAbove(paidOtherSteps, otherSteps, thresholds.maxFalseSuccessRate)) {
       problems.push(
-        `the outcome judge pays ${evaluation.paidOtherSteps} of ${evaluation.otherSteps} held-out steps that are no success (${percent(offline.falseSuccessRate)} > ${percent(thresholds.maxFalseSuccessRate)})`,
+        `the outcome judge pays ${share(paidOtherSteps, otherSteps)} held-out steps that are no success, above ${percent(thresholds.maxFalseSuccessRate)}`,
       );
     }
-    if (offline.counterfactualPaidRate > thresholds.maxFalseSuccessRate) {
+    if (surelyAbove(paidCounterfactuals, counterfactuals, thresholds.maxFalseSuccessRate)) {
       problems.push(
-        `the outcome judge pays ${evaluation.paidCounterfactuals} of ${evaluation.counterfactuals} counterfactual failures made from held-out successes (${percent(offline.counterfactualPaidRate)}: the object never taken, the first of several, the wrong object)`,
+        `the outcome judge pays ${share(paidCounterfactuals, counterfactuals)} counterfactual failures made from held-out successes (the object never taken, the first of several, the wrong object)`,
       );
     }
   }
   if (onPolicy) {
     const { precision, syntheticSuccess, realSuccess } = onPolicy;
-    if (precision.replayed > 0 && precision.rate < thresholds.minPrecision) {
+    if (surelyBelow(precision.reallySucceeded, precision.replayed, thresholds.minPrecision)) {
       problems.push(
-        `of the starting policy's ${precision.replayed} synthetic successes, ${precision.reallySucceeded} succeed when replayed on the real environment (precision ${percent(precision.rate)} < ${percent(thresholds.minPrecision)})`,
+        `of the starting policy's synthetic successes, ${share(precision.reallySucceeded, precision.replayed)} succeed when replayed on the real environment, below ${percent(thresholds.minPrecision)}`,
       );
     }
     const [syntheticLow, syntheticHigh] = syntheticSuccess.interval95;
@@ -163,9 +193,10 @@ export function preflightVerdict(
         `on the same ${onPolicy.tasks} training tasks the starting policy succeeds ${percent(syntheticSuccess.rate)} in the synthetic environment and ${percent(realSuccess.rate)} in the real one (95% intervals apart)`,
       );
     }
-    if (onPolicy.realSuccesses > 0 && onPolicy.trueSuccessRecall < thresholds.minRecall) {
+    const recalled = Math.round(onPolicy.trueSuccessRecall * onPolicy.realSuccesses);
+    if (surelyBelow(recalled, onPolicy.realSuccesses, thresholds.minRecall)) {
       problems.push(
-        `teacher-forced on the starting policy's real episodes, the model recognises ${percent(onPolicy.trueSuccessRecall)} of its ${onPolicy.realSuccesses} real successes`,
+        `teacher-forced on the starting policy's real episodes, the model recognises ${share(recalled, onPolicy.realSuccesses)} of its real successes`,
       );
     }
     if (onPolicy.falseSuccessRate > thresholds.maxFalseSuccessRate) {
@@ -184,7 +215,7 @@ export function formatPreflight(report: PreflightReport): string[] {
   if (offline) {
     const { evaluation } = offline;
     lines.push(
-      `pre-flight (offline, judge trained on ${offline.trainTrajectories} episodes, ${offline.heldOutTrajectories} held out): recall ${evaluation.recalled}/${evaluation.successes} (${percent(offline.recall)}), false success ${evaluation.paidOtherSteps}/${evaluation.otherSteps} steps (${percent(offline.falseSuccessRate)}), counterfactuals paid ${evaluation.paidCounterfactuals}/${evaluation.counterfactuals} (${percent(offline.counterfactualPaidRate)})`,
+      `pre-flight (offline, judge trained on ${offline.trainTrajectories} episodes, ${offline.heldOutTrajectories} held out): recall ${share(evaluation.recalled, evaluation.successes)}, false success ${share(evaluation.paidOtherSteps, evaluation.otherSteps)} steps, counterfactuals paid ${share(evaluation.paidCounterfactuals, evaluation.counterfactuals)}`,
     );
   } else {
     lines.push(
