@@ -4,7 +4,7 @@
  * from each successful final step.
  */
 import type { SeededRandom } from '../random/seeded-random.js';
-import { instructionRelation, nameOf, type Parsed, words } from './outcome-facts.js';
+import { instructionRelation, mentions, nameOf, type Parsed, words } from './outcome-facts.js';
 
 /** A successful final step: the instruction, the history before it, and its action. */
 export interface Final {
@@ -21,7 +21,8 @@ export interface Final {
  *   kept: an expert's path has detours whose removal changes nothing;
  * - the step with one argument replaced by another entity the episode acted on (the wrong
  *   object or receptacle);
- * - the same act on an element labelled otherwise, where the grammar keeps labels;
+ * - the same act on an element whose label the instruction names less of, where the grammar
+ *   keeps labels;
  * - each other type of action in its place (from `others`, actions of the data grouped by
  *   type): what the episode did before makes no success by itself, only the right act does;
  * - an entity the instruction names swapped, in the whole episode, for one it does not name.
@@ -66,17 +67,17 @@ export function addCounterfactuals(
       added += 1;
     }
   }
-  // The same act on an element labelled otherwise (`button 'Cancel'` for "Click OK").
+  // The same act on an element labelled otherwise, one the instruction names less of (`button
+  // 'Cancel'` for "Click OK"); a label the instruction names no less of may be right too.
   if (action.label !== undefined) {
-    const label = action.label.join(' ');
+    const named = (label: readonly string[]) =>
+      label.filter((word) => mentions(present, word)).length;
+    const own = named(action.label);
     const relabelled = others
       .flat()
       .filter(
         (example) =>
-          example.type === action.type &&
-          example.label !== undefined &&
-          example.label.join(' ') !== label &&
-          example.label.some((word) => !action.label!.includes(word)),
+          example.type === action.type && example.label !== undefined && named(example.label) < own,
       );
     if (relabelled.length > 0) {
       const { label: other } = relabelled[random.int(relabelled.length)]!;
