@@ -3,14 +3,16 @@
  * and refuses offline data whose outcomes the actions do not decide (each expert episode a
  * second time, ended in failure: the same acts, both outcomes), unless `--force`.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAlfworldAdapter } from '@dreamgym/alfworld';
 import type { Trajectory } from '@dreamgym/core';
+import { ConfigError } from '@dreamgym/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from './cli.js';
 import { captureIo, dataRoot } from './cli.test-support.js';
+import { checkStartingPolicy, PREFLIGHT_FILE } from './preflight-check.js';
 
 let directory: string;
 beforeAll(async () => {
@@ -107,4 +109,74 @@ describe('dreamgym train: the pre-flight check', () => {
     ).toBe(0);
     expect(forced.out()).toMatch(/^pre-flight: FAILED, trained with --force/m);
   }, 300_000);
+});
+
+describe('checkStartingPolicy', () => {
+  /** The loop's start evaluation with the gap on 48 training tasks. */
+  const start = (synthetic: number, real: number) => ({
+    evaluations: [],
+    syntheticToRealGap: {
+      tasks: 48,
+      syntheticSuccessRate: synthetic / 48,
+      realSuccessRate: real / 48,
+      gap: (synthetic - real) / 48,
+    },
+  });
+  async function folder(name: string): Promise<string> {
+    const runDirectory = join(directory, name);
+    await mkdir(runDirectory, { recursive: true });
+    await writeFile(
+      join(runDirectory, PREFLIGHT_FILE),
+      JSON.stringify({ trusted: true, problems: [] }),
+    );
+    return runDirectory;
+  }
+  const lines: string[] = [];
+  const log = (line: string) => lines.push(line);
+
+  it("stops a run whose starting policy's synthetic success the real one contradicts", async () => {
+    // The new user's domain: 66.7% synthetic against 10.4% real on the same 48 games.
+    const runDirectory = await folder('contradicted');
+    const check = checkStartingPolicy(start(32, 5), {
+      domain: 'household',
+      force: false,
+      runDirectory,
+      log,
+    });
+    await expect(check).rejects.toThrow(ConfigError);
+    await expect(check).rejects.toThrow(
+      /66\.7% in the synthetic environment and 10\.4% in the real one.*--force/s,
+    );
+    const saved = JSON.parse(await readFile(join(runDirectory, PREFLIGHT_FILE), 'utf8'));
+    expect(saved).toMatchObject({ trusted: false, forced: false, startingPolicy: { apart: true } });
+    expect(saved.problems).toHaveLength(1);
+  });
+
+  it('lets --force train on, and passes agreeing environments', async () => {
+    const forced = await folder('forced');
+    await checkStartingPolicy(start(32, 5), {
+      domain: 'household',
+      force: true,
+      runDirectory: forced,
+      log,
+    });
+    expect(JSON.parse(await readFile(join(forced, PREFLIGHT_FILE), 'utf8'))).toMatchObject({
+      forced: true,
+      trusted: false,
+    });
+    const agreeing = await folder('agreeing');
+    await checkStartingPolicy(start(11, 11), {
+      domain: 'alfworld',
+      force: false,
+      runDirectory: agreeing,
+      log,
+    });
+    expect(JSON.parse(await readFile(join(agreeing, PREFLIGHT_FILE), 'utf8'))).toMatchObject({
+      trusted: true,
+      startingPolicy: { tasks: 48, apart: false },
+    });
+    expect(lines.at(-1)).toMatch(
+      /starting policy, 48 training tasks in both environments\): synthetic 22\.9% vs real 22\.9%$/,
+    );
+  });
 });

@@ -20,7 +20,7 @@ import type { PreflightReport } from '@dreamgym/core/eval';
 import { type CommandIo, type FlagValues, fail, readJsonFile } from './command-arguments.js';
 import { type DomainSetup, type DomainSetupOptions, setUpDomain } from './domain-setup.js';
 import type { ModelSelection, SelectedModels } from './model-selection.js';
-import { checkSyntheticEnvironment } from './preflight-check.js';
+import { checkStartingPolicy, checkSyntheticEnvironment } from './preflight-check.js';
 import {
   domainSetupFromFlags,
   loopConfigFromFlags,
@@ -272,6 +272,13 @@ export async function prepareRun(
       demonstrations: domain.offlineTrajectories,
       // Leased only where the configuration needs it (sim-to-real, real evaluations, the gap).
       realEnvironment: domain.realEnvironment,
+      checkStart: (start) =>
+        checkStartingPolicy(start, {
+          domain: domain.adapter.name,
+          force: values.force === true,
+          runDirectory,
+          log: (message) => io.stderr.write(`${message}\n`),
+        }),
     },
     resume: values.resume === true,
     extend: values.extend === true,

@@ -14,8 +14,7 @@
  * `run({ resume: true })` after a crash continues exactly as an uninterrupted run of the
  * same seed would.
  */
-import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DomainAdapter } from '../adapter.js';
 import { Curriculum } from '../curriculum/curriculum.js';
@@ -23,7 +22,7 @@ import { MutationTaskGenerator } from '../curriculum/mutation-task-generator.js'
 import type { TaskGenerator } from '../curriculum/task-generator.js';
 import { TaskPool } from '../curriculum/task-pool.js';
 import { CheckpointError, ConfigError } from '../errors.js';
-import type { EvaluationMetrics, SyntheticToRealGap } from '../eval/evaluation-metrics.js';
+import type { EvaluationMetrics } from '../eval/evaluation-metrics.js';
 import type { ExperienceModel } from '../experience/experience-model.js';
 import { writeFileAtomic } from '../files/atomic-write.js';
 import type { Environment } from '../mdp/environment.js';
@@ -43,7 +42,7 @@ import {
 } from './dreamgym-config.js';
 import { appendExperience, replayExperience, truncateLines } from './experience-log.js';
 import { LinearValueFunction } from './linear-value-function.js';
-import { LoopEvaluation } from './loop-evaluation.js';
+import { LoopEvaluation, type StartEvaluation } from './loop-evaluation.js';
 import {
   type Counters,
   CountersSchema,
@@ -99,6 +98,12 @@ export interface DreamGymComponents {
    * last checkpoint does not cover.
    */
   onIteration?: (metrics: IterationMetrics, progress: { done: number; total: number }) => unknown;
+  /**
+   * Called with the starting policy's evaluation (`evaluation.atStart`) when a new run has
+   * measured it, before any training: a check that throws stops the run there (`dreamgym
+   * train` refuses a synthetic environment whose success the real one contradicts).
+   */
+  checkStart?: (start: StartEvaluation) => unknown;
   /** Receives log lines. */
   log?: (message: string) => void;
 }
@@ -121,14 +126,6 @@ export interface DreamGymResult {
   warmStart?: BehaviourCloningResult;
   /** The starting policy's evaluation (after any warm start, before RL), with `evaluation.atStart`. */
   start?: StartEvaluation;
-}
-
-/** The starting policy measured before RL (`start-evaluation.json`). */
-export interface StartEvaluation {
-  /** Every configured evaluation (environment x mode). */
-  evaluations: EvaluationMetrics[];
-  /** The same training tasks in both environments, with `evaluation.gapTasks`. */
-  syntheticToRealGap?: SyntheticToRealGap;
 }
 
 /** The state a run starts its iterations from: restored from a checkpoint, or new. */
@@ -260,7 +257,12 @@ export class DreamGymLoop {
       config.simToReal.realTransitionBudget,
       counters.realTransitions,
     );
-    const start = await this.startEvaluation(state, checkpoint !== undefined);
+    const start = await this.evaluation.start(state, {
+      resumed: checkpoint !== undefined,
+      file: this.files.start,
+    });
+    // The starting policy's check (`checkStart`) stops a new run before any training.
+    if (start && !checkpoint) await components.checkStart?.(start);
     let finalEvaluations: EvaluationMetrics[] = state.metrics.at(-1)?.evaluations ?? [];
     try {
       if (this.plannedIterations() === 0) {
@@ -370,28 +372,6 @@ export class DreamGymLoop {
   private taskGenerator(): TaskGenerator {
     const { components } = this;
     return components.taskGenerator ?? new MutationTaskGenerator({ adapter: components.adapter });
-  }
-
-  /**
-   * The starting policy's evaluation (`evaluation.atStart`): measured once when the run
-   * begins and kept in `start-evaluation.json`, read back when it resumes.
-   */
-  private async startEvaluation(
-    state: RunState,
-    resumed: boolean,
-  ): Promise<StartEvaluation | undefined> {
-    if (!this.config.evaluation.atStart) return undefined;
-    if (resumed) {
-      return existsSync(this.files.start)
-        ? (JSON.parse(await readFile(this.files.start, 'utf8')) as StartEvaluation)
-        : undefined;
-    }
-    this.log('evaluating the starting policy...');
-    const evaluations = await this.evaluation.evaluate(state, 0);
-    const gap = await this.evaluation.syntheticToRealGap(state, 0);
-    const start = { evaluations, ...(gap ? { syntheticToRealGap: gap } : {}) };
-    await writeFileAtomic(this.files.start, `${JSON.stringify(start, null, 2)}\n`);
-    return start;
   }
 
   /** The synthetic iterations still to run: curriculum batch, update, write-back, growth. */

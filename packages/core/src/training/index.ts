@@ -54,7 +54,6 @@ export {
   type DreamGymLoopOptions,
   type DreamGymResult,
   loadRunPolicy,
-  type StartEvaluation,
 } from './dreamgym-loop.js';
 export {
   type ArtTrajectoryGroupRecord,
@@ -78,6 +77,7 @@ export {
   type LinearValueFunctionOptions,
   type LinearValueFunctionState,
 } from './linear-value-function.js';
+export type { StartEvaluation } from './loop-evaluation.js';
 export {
   type IterationMetrics,
   type IterationMetricsInput,

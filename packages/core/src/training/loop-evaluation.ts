@@ -3,9 +3,12 @@
  * synthetic-to-real gap (the same training tasks in both environments), with a progress line
  * every tenth of a long evaluation.
  */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import type { DomainAdapter } from '../adapter.js';
 import type { EvaluationMetrics, SyntheticToRealGap } from '../eval/evaluation-metrics.js';
 import { evaluatePolicy } from '../eval/policy-evaluation.js';
+import { writeFileAtomic } from '../files/atomic-write.js';
 import type { Task } from '../mdp/schemas.js';
 import { SeededRandom } from '../random/seeded-random.js';
 import type { DreamGymConfig } from './dreamgym-config.js';
@@ -22,9 +25,39 @@ export interface LoopEvaluationParts {
   log: (message: string) => void;
 }
 
+/** The starting policy measured before RL (`start-evaluation.json`). */
+export interface StartEvaluation {
+  /** Every configured evaluation (environment x mode). */
+  evaluations: EvaluationMetrics[];
+  /** The same training tasks in both environments, with `evaluation.gapTasks`. */
+  syntheticToRealGap?: SyntheticToRealGap;
+}
+
 /** The loop's evaluations of the run's current policy. */
 export class LoopEvaluation {
   constructor(private readonly parts: LoopEvaluationParts) {}
+
+  /**
+   * The starting policy's evaluation (`evaluation.atStart`): measured once when the run
+   * begins and kept in `file`, read back when it resumes.
+   */
+  async start(
+    state: RunState,
+    options: { resumed: boolean; file: string },
+  ): Promise<StartEvaluation | undefined> {
+    if (!this.parts.config.evaluation.atStart) return undefined;
+    if (options.resumed) {
+      return existsSync(options.file)
+        ? (JSON.parse(await readFile(options.file, 'utf8')) as StartEvaluation)
+        : undefined;
+    }
+    this.parts.log('evaluating the starting policy...');
+    const evaluations = await this.evaluate(state, 0);
+    const gap = await this.syntheticToRealGap(state, 0);
+    const start = { evaluations, ...(gap ? { syntheticToRealGap: gap } : {}) };
+    await writeFileAtomic(options.file, `${JSON.stringify(start, null, 2)}\n`);
+    return start;
+  }
 
   /** Every configured evaluation (environment x mode) on the held-out tasks. */
   async evaluate(state: RunState, iterationNumber: number): Promise<EvaluationMetrics[]> {
