@@ -24,8 +24,8 @@ import {
 } from '@dreamgym/core';
 import { z } from 'zod';
 import { loadDomainAdapter } from './domains.js';
-import { ensureExplorationData } from './exploration-cache.js';
 import { type ExperienceGrounding, embeddedExperienceModel } from './experience-model.js';
+import { ensureExplorationData } from './exploration-cache.js';
 
 /** What to load; `dreamgym train` fills it from its flags and config file. */
 export const DomainSetupOptionsSchema = z.object({

@@ -157,6 +157,9 @@ describe('dreamgym new adapter, end to end in a scratch copy of the repository',
     expect(output).toContain('turbo: build and typecheck run');
     expect(output).toContain('biome: the new files are formatted');
     expect(output).toContain('npm install');
+    expect(output).toContain(
+      'npx turbo run build typecheck --filter=@dreamgym/demo-bench   (dreamgym train --domain demo-bench loads dist/',
+    );
   });
 
   it('builds with tsup, and passes publint and Biome', async () => {
