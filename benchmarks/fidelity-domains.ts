@@ -122,7 +122,6 @@ interface Evaluation {
   mode: string;
   environment: string;
   successRate: number;
-  successes: number;
   episodes: number;
 }
 
@@ -240,11 +239,11 @@ async function measureDomain(domain: string) {
     );
     const lines = (await readFile(join(runs.dreamgym, 'metrics.jsonl'), 'utf8')).trim().split('\n');
     const after = greedyReal(JSON.parse(lines.at(-1)!).evaluations);
-    effect.push({
-      seed,
-      start: { ...pooled([start]) },
-      after: { ...pooled([after]) },
+    const counted = (evaluation: Evaluation) => ({
+      successes: Math.round(evaluation.successRate * evaluation.episodes),
+      episodes: evaluation.episodes,
     });
+    effect.push({ seed, start: pooled([counted(start)]), after: pooled([counted(after)]) });
     log(
       `${domain} seed ${seed}: real ${(start.successRate * 100).toFixed(1)}% -> ${(after.successRate * 100).toFixed(1)}%`,
     );
