@@ -27,6 +27,18 @@ export function mentions(instruction: ReadonlySet<string>, word: string): boolea
   return instruction.has(word) || instruction.has(`${word}s`) || instruction.has(`${word}es`);
 }
 
+/** How often `name` occurs in the instruction's word sequence (its words in a row, plurals too). */
+export function mentionCount(name: string, sequence: readonly string[]): number {
+  const parts = name.split(' ');
+  const same = (word: string, part: string) =>
+    word === part || word === `${part}s` || word === `${part}es`;
+  let count = 0;
+  for (let start = 0; start + parts.length <= sequence.length; start += 1) {
+    if (parts.every((part, offset) => same(sequence[start + offset]!, part))) count += 1;
+  }
+  return count;
+}
+
 /** How much of `argument`'s name the instruction mentions: all, part or none of its words. */
 export function instructionRelation(argument: string, instruction: ReadonlySet<string>): string {
   const name = nameOf(argument).split(' ').filter(Boolean);
@@ -171,6 +183,17 @@ export function outcomeFacts(
   };
   if (named.size > 0) {
     atoms.add(`e:untouched=${missing(() => true)}`);
+    // An instruction says what to do with an item as often as it names it ("dice the pepper,
+    // roast the pepper"): a named item acted on in fewer ways than it is named is not done yet.
+    const sequence = words(instruction);
+    let short = false;
+    for (const name of named) {
+      const acts = new Set(
+        (after.byName.get(name) ?? []).map(({ role }) => role.slice(0, role.lastIndexOf('/'))),
+      );
+      if (acts.size < mentionCount(name, sequence)) short = true;
+    }
+    atoms.add(`e:short=${short ? 'some' : 'none'}`);
     atoms.add(`e:${v}:missing=${missing((role) => role.startsWith(`${v}/`))}`);
   }
   // How many named entities are now in the role this step gives them, against the number the

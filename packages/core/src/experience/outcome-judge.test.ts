@@ -247,6 +247,62 @@ describe('OutcomeJudge on labelled elements', () => {
   });
 });
 
+describe('OutcomeJudge on recipes', () => {
+  /** `take pepper`, `dice pepper with knife`, `prepare meal`, `eat meal`. */
+  const parseCommand = (text: string) => {
+    const match = /^(take|dice|slice|cook|prepare|eat) (.+?)(?: with (.+))?$/.exec(text);
+    if (!match) throw new Error(`not a command: ${text}`);
+    return { type: match[1]!, args: [match[2]!, ...(match[3] ? [match[3]] : [])], text };
+  };
+  const cuts = ['dice', 'slice'] as const;
+  /** A recipe: each ingredient taken, cut as the directions say and fried, then the meal. */
+  const recipe = (items: readonly string[]) => {
+    const directions = items.flatMap((item, index) => [
+      `${cuts[index % 2]} the ${item}`,
+      `fry the ${item}`,
+    ]);
+    const instruction = `Ingredients (${items.length}): ${items.join(', ')}. Directions: ${[...directions, 'prepare meal', 'eat meal'].join(', ')}.`;
+    const actions = [
+      ...items.flatMap((item, index) => [
+        `take ${item}`,
+        `${cuts[index % 2]} ${item} with knife`,
+        `cook ${item} with stove`,
+      ]),
+      'prepare meal',
+      'eat meal',
+    ];
+    return { instruction, actions };
+  };
+  const pool = ['pepper', 'carrot', 'potato', 'onion', 'apple', 'tomato', 'chop', 'salt'];
+  const data = [1, 2, 3].flatMap((count) =>
+    pool.map((_, start) => {
+      const { instruction, actions } = recipe(
+        Array.from({ length: count }, (_, index) => pool[(start + index * 3) % pool.length]!),
+      );
+      return trajectory(instruction, actions, 'success');
+    }),
+  );
+  const judge = OutcomeJudge.train(data, { parseAction: parseCommand })!;
+  const { instruction, actions } = recipe(['lettuce', 'bean', 'leek', 'yam']);
+  const ask = (history: readonly string[]) =>
+    judge.judge({
+      task: { instruction },
+      history: history.map((action) => ({ action })),
+      action: 'eat meal',
+    }).success;
+
+  it('pays the meal of four ingredients, every direction followed', () => {
+    expect(ask(actions.slice(0, -1))).toBe(true);
+  });
+
+  it('pays no meal with a direction left out, on ingredients it never saw', () => {
+    const skipped = ['slice bean with knife', 'cook leek with stove', 'slice yam with knife'].map(
+      (left) => ask(actions.slice(0, -1).filter((action) => action !== left)),
+    );
+    expect(skipped).toEqual([false, false, false]);
+  });
+});
+
 describe('OutcomeJudge.learn', () => {
   it('learns from real episodes as they come, and reads a rollout cut by its step limit as no ending', () => {
     // Trained on successes alone, every end is a success; a real failure that ends (a wrong
