@@ -27,16 +27,26 @@ export function mentions(instruction: ReadonlySet<string>, word: string): boolea
   return instruction.has(word) || instruction.has(`${word}s`) || instruction.has(`${word}es`);
 }
 
-/** How often `name` occurs in the instruction's word sequence (its words in a row, plurals too). */
+const DETERMINERS = new Set(['the', 'a', 'an', 'some', 'any', 'this', 'that', 'these', 'those']);
+
+/**
+ * In how many ways the instruction names `name`: its occurrences in the instruction's word
+ * sequence (its words in a row, plurals too), told apart by the word before each (past
+ * determiners). "then eat the meal ... prepare meal, eat meal" names the meal in two ways
+ * (`eat`, `prepare`); "dice the pepper, roast the pepper" the pepper in two.
+ */
 export function mentionCount(name: string, sequence: readonly string[]): number {
   const parts = name.split(' ');
   const same = (word: string, part: string) =>
     word === part || word === `${part}s` || word === `${part}es`;
-  let count = 0;
+  const contexts = new Set<string>();
   for (let start = 0; start + parts.length <= sequence.length; start += 1) {
-    if (parts.every((part, offset) => same(sequence[start + offset]!, part))) count += 1;
+    if (!parts.every((part, offset) => same(sequence[start + offset]!, part))) continue;
+    let before = start - 1;
+    while (before >= 0 && DETERMINERS.has(sequence[before]!)) before -= 1;
+    contexts.add(before < 0 ? '' : sequence[before]!);
   }
-  return count;
+  return contexts.size;
 }
 
 /** How much of `argument`'s name the instruction mentions: all, part or none of its words. */
@@ -105,7 +115,7 @@ export function parsedOf(
  * arguments (`two`, `all four`), and how many of the instruction's entity names no step has
  * yet acted on in that role or at all (every named item handled). `entityNames` are the
  * names of the entities the judge's data acted on; those the instruction mentions are the
- * ones it names, touched or not.
+ * ones it names (their words in a row), touched or not.
  */
 export function outcomeFacts(
   instruction: string,
@@ -167,9 +177,10 @@ export function outcomeFacts(
   }
   // The episode after this step, against the whole instruction.
   const after = episodeRoles([...history, action]);
+  const sequence = words(instruction);
   const named = new Set<string>();
   for (const name of entityNames) {
-    if (name !== '' && name.split(' ').every((word) => mentions(present, word))) named.add(name);
+    if (name !== '' && mentionCount(name, sequence) > 0) named.add(name);
   }
   for (const entity of after.last.keys()) {
     if (instructionRelation(entity, present) === 'all') named.add(nameOf(entity));
@@ -183,14 +194,20 @@ export function outcomeFacts(
   };
   if (named.size > 0) {
     atoms.add(`e:untouched=${missing(() => true)}`);
-    // An instruction says what to do with an item as often as it names it ("dice the pepper,
-    // roast the pepper"): a named item acted on in fewer ways than it is named is not done yet.
-    const sequence = words(instruction);
+    // An instruction names an item in as many ways as there are things to do with it ("dice
+    // the pepper, roast the pepper"): one acted on in fewer ways is not done yet.
+    // An act may name its object outside its arguments (`prepare meal`: no argument, `meal`
+    // in its label).
+    const steps = [...history, action].filter((step) => step !== undefined);
     let short = false;
     for (const name of named) {
       const acts = new Set(
         (after.byName.get(name) ?? []).map(({ role }) => role.slice(0, role.lastIndexOf('/'))),
       );
+      for (const step of steps) {
+        if (mentionCount(name, [...words(step.type), ...(step.label ?? [])]) > 0)
+          acts.add(step.type);
+      }
       if (acts.size < mentionCount(name, sequence)) short = true;
     }
     atoms.add(`e:short=${short ? 'some' : 'none'}`);

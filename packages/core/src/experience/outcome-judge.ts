@@ -29,7 +29,7 @@ import { parseActionByTokens } from './entity-transfer.js';
 import { addCounterfactuals, type Final } from './outcome-counterfactuals.js';
 import {
   hashFeatures,
-  mentions,
+  mentionCount,
   nameOf,
   outcomeFacts,
   type Parsed,
@@ -382,10 +382,8 @@ export class OutcomeJudge {
   private featuresOf(instruction: string, history: readonly Parsed[], action: Parsed): Uint32Array {
     let named = this.namedIn.get(instruction);
     if (named === undefined) {
-      const present = new Set(words(instruction));
-      named = [...this.entityNames].filter((name) =>
-        name.split(' ').every((word) => mentions(present, word)),
-      );
+      const sequence = words(instruction);
+      named = [...this.entityNames].filter((name) => mentionCount(name, sequence) > 0);
       if (this.namedIn.size >= 8192) this.namedIn.clear();
       this.namedIn.set(instruction, named);
     }

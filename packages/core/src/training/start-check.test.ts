@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { corridorLoop } from './corridor-loop.test-support.js';
+import type { DreamGymConfigInput } from './dreamgym-config.js';
 import type { StartEvaluation } from './loop-evaluation.js';
 
 let directory: string;
@@ -14,11 +15,11 @@ afterEach(async () => {
 });
 
 describe('DreamGymLoop checkStart', () => {
-  const config = {
+  const config: DreamGymConfigInput = {
     iterations: 2,
     simToReal: { realTransitionBudget: 0 },
     evaluation: { every: 0, atStart: true, environments: ['real'], gapTasks: 4 },
-  } as const;
+  };
 
   it('hands a new run its starting policy measured, gap included, and a throw stops it before any training', async () => {
     const seen: StartEvaluation[] = [];
