@@ -15,7 +15,7 @@
  *
  * Usage (after `npm run build`):
  *   DREAMGYM_DATA_DIR=../shared/data npx tsx benchmarks/fidelity-domains.ts \
- *     [--domains alfworld,miniwob] [--seeds 1,2,3] [--tasks 48] [--eval-tasks N] \
+ *     [--domains alfworld,miniwob,textworld] [--seeds 1,2,3] [--tasks 48] [--eval-tasks N] \
  *     [--scratch DIR] [--out DIR]
  * A kept `--scratch DIR` reuses the runs and measurements already there, so an interrupted
  * run resumes where it stopped. Writes results/fidelity-domains.json, merging the domains it
@@ -27,12 +27,13 @@ import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { wilsonInterval95 } from '@dreamgym/core/eval';
+import { buildTextworldDataset } from '@dreamgym/textworld';
 import { dreamgymIn, measureFidelity, type PolicyFidelity } from './fidelity-measurement.js';
 import { ensureMiniwobExperimentDataset } from './miniwob-dataset.js';
 
 const { values } = parseArgs({
   options: {
-    domains: { type: 'string', default: 'alfworld,miniwob' },
+    domains: { type: 'string', default: 'alfworld,miniwob,textworld' },
     seeds: { type: 'string', default: '1,2,3' },
     tasks: { type: 'string', default: '48' },
     'eval-tasks': { type: 'string' },
@@ -59,8 +60,8 @@ const dreamgym = dreamgymIn(root, env);
 interface DomainSpec {
   data: () => Promise<string>;
   config: Record<string, unknown>;
-  /** Flags every run of the domain takes. */
-  flags: string[];
+  /** Flags every run of the domain takes (given the data folder). */
+  flags: (data: string) => string[];
 }
 
 const DOMAINS: Record<string, DomainSpec> = {
@@ -68,7 +69,7 @@ const DOMAINS: Record<string, DomainSpec> = {
   alfworld: {
     data: async () => join(dataRoot, 'alfworld'),
     config: JSON.parse(await readFile(join(root, 'configs', 'alfworld-main.json'), 'utf8')),
-    flags: [],
+    flags: () => [],
   },
   // The MiniWoB++ experiment's loop and cloning (`miniwob-fidelity.ts`), evaluated on the
   // held-out seeds of its 12 tasks.
@@ -103,7 +104,53 @@ const DOMAINS: Record<string, DomainSpec> = {
       evaluation: { every: 0, environments: ['real'], modes: ['greedy'] },
       setup: { evalSplit: 'eval' },
     },
-    flags: [],
+    flags: () => [],
+  },
+  // The third domain, added with `dreamgym new adapter` as a user would: TextWorld's cooking
+  // games, recipes of 1 to 4 named ingredients (counted multi-entity goals), 40 training games
+  // with their walkthroughs plus 200 exploration episodes (random and perturbed walkthroughs),
+  // 60 held-out games of foods the training games never show.
+  textworld: {
+    data: async () => {
+      const dir = join(root, 'scratch', 'textworld-data');
+      await buildTextworldDataset({ dir, train: 40, valid: 60, test: 20 });
+      const exploration = join(dir, 'exploration.jsonl');
+      if (!existsSync(exploration)) {
+        log('exploring the TextWorld training games: 200 episodes...');
+        await dreamgym([
+          'data',
+          'explore',
+          '--domain',
+          'textworld',
+          '--data',
+          dir,
+          '--out',
+          exploration,
+          '--episodes',
+          '200',
+          '--concurrency',
+          '2',
+        ]);
+      }
+      return dir;
+    },
+    config: {
+      iterations: 24,
+      tasksPerIteration: 16,
+      rolloutsPerTask: 4,
+      maxSteps: 40,
+      concurrency: 8,
+      realConcurrency: 2,
+      algorithm: 'grpo',
+      trainer: { epochs: 2, learningRate: 0.01, episodeWeighting: 'episode' },
+      policy: { hashBits: 18, learningRate: 0.05 },
+      warmStart: { behaviourCloning: {} },
+      curriculum: { lambda: 0.3, tasksToExpand: 4, variantsPerTask: 2 },
+      retrieval: { k: 8 },
+      evaluation: { every: 0, environments: ['real'], modes: ['greedy'], gapTasks: 20 },
+      setup: { evalSplit: 'valid' },
+    },
+    flags: (data) => ['--offline', join(data, 'exploration.jsonl')],
   },
 };
 
@@ -193,7 +240,15 @@ async function measureDomain(domain: string) {
   for (const seed of seeds) {
     const configFile = join(directory, `config-${seed}.json`);
     await writeFile(configFile, `${JSON.stringify({ ...spec.config, seed }, null, 2)}\n`);
-    const common = ['--domain', domain, '--data', data, '--config', configFile, ...spec.flags];
+    const common = [
+      '--domain',
+      domain,
+      '--data',
+      data,
+      '--config',
+      configFile,
+      ...spec.flags(data),
+    ];
     const evalTasks = values['eval-tasks'] ? ['--eval-tasks', values['eval-tasks']] : [];
     const runs = {
       start: join(directory, `start-${seed}`),
