@@ -273,29 +273,20 @@ export class OutcomeJudge {
     };
     // Every entity name first: an instruction's named entities are known before any step is read.
     this.rememberEntityNames(trajectories);
-    for (const trajectory of trajectories) {
-      if (trajectory.source === 'synthetic') continue;
-      summary.trajectories += 1;
-      const instruction = trajectory.task.instruction;
-      const history: Parsed[] = [];
-      trajectory.steps.forEach((step, index) => {
-        const action = this.parseRemembered(step.action);
-        const last = index === trajectory.steps.length - 1;
-        const done = endedEpisode(step, trajectory, last);
-        const success = done && (step.reward > 0 || (last && trajectory.success));
-        add(instruction, history, action, done, success);
-        summary.steps += 1;
-        if (done) summary.doneSteps += 1;
-        if (success) summary.successSteps += 1;
-        if (success && action !== undefined)
-          finals.push({ instruction, history: [...history], action });
-        if (action !== undefined) {
-          const seen = this.actionsByType.get(action.type) ?? [];
-          if (seen.length < 64) seen.push(action);
-          this.actionsByType.set(action.type, seen);
-        }
-        history.push(action);
-      });
+    summary.trajectories = trajectories.filter(({ source }) => source !== 'synthetic').length;
+    for (const { instruction, history, action, done, success } of this.labelledSteps(
+      trajectories,
+    )) {
+      add(instruction, history, action, done, success);
+      summary.steps += 1;
+      if (done) summary.doneSteps += 1;
+      if (success) summary.successSteps += 1;
+      if (success && action !== undefined) finals.push({ instruction, history, action });
+      if (action !== undefined) {
+        const seen = this.actionsByType.get(action.type) ?? [];
+        if (seen.length < 64) seen.push(action);
+        this.actionsByType.set(action.type, seen);
+      }
     }
     if (this.counterfactuals) {
       const others = [...this.actionsByType.values()];
@@ -323,26 +314,16 @@ export class OutcomeJudge {
       paidCounterfactuals: 0,
     };
     const finals: Final[] = [];
-    for (const trajectory of trajectories) {
-      if (trajectory.source === 'synthetic') continue;
-      const instruction = trajectory.task.instruction;
-      const history: Parsed[] = [];
-      trajectory.steps.forEach((step, index) => {
-        const action = this.parseRemembered(step.action);
-        const last = index === trajectory.steps.length - 1;
-        const done = endedEpisode(step, trajectory, last);
-        const success = done && (step.reward > 0 || (last && trajectory.success));
-        const paid = this.verdictOf(this.featuresOf(instruction, history, action)).success;
-        if (success) {
-          figures.successes += 1;
-          if (paid) figures.recalled += 1;
-          if (action !== undefined) finals.push({ instruction, history: [...history], action });
-        } else {
-          figures.otherSteps += 1;
-          if (paid) figures.paidOtherSteps += 1;
-        }
-        history.push(action);
-      });
+    for (const { instruction, history, action, success } of this.labelledSteps(trajectories)) {
+      const paid = this.verdictOf(this.featuresOf(instruction, history, action)).success;
+      if (success) {
+        figures.successes += 1;
+        if (paid) figures.recalled += 1;
+        if (action !== undefined) finals.push({ instruction, history, action });
+      } else {
+        figures.otherSteps += 1;
+        if (paid) figures.paidOtherSteps += 1;
+      }
     }
     const others = [...this.actionsByType.values()];
     const random = new SeededRandom(1);
@@ -354,6 +335,33 @@ export class OutcomeJudge {
       });
     }
     return figures;
+  }
+
+  /**
+   * Every step of the real trajectories (synthetic ones are skipped: their outcomes are a
+   * model's guesses), parsed, with the history before it and whether it really ended the
+   * episode, with success.
+   */
+  private *labelledSteps(trajectories: readonly Trajectory[]): Generator<{
+    instruction: string;
+    history: Parsed[];
+    action: Parsed;
+    done: boolean;
+    success: boolean;
+  }> {
+    for (const trajectory of trajectories) {
+      if (trajectory.source === 'synthetic') continue;
+      const instruction = trajectory.task.instruction;
+      const history: Parsed[] = [];
+      for (const [index, step] of trajectory.steps.entries()) {
+        const action = this.parseRemembered(step.action);
+        const last = index === trajectory.steps.length - 1;
+        const done = endedEpisode(step, trajectory, last);
+        const success = done && (step.reward > 0 || (last && trajectory.success));
+        yield { instruction, history: [...history], action, done, success };
+        history.push(action);
+      }
+    }
   }
 
   /** Judges one step: does it end the episode, and with success? */
