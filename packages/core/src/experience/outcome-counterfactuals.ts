@@ -4,7 +4,14 @@
  * from each successful final step.
  */
 import type { SeededRandom } from '../random/seeded-random.js';
-import { instructionRelation, mentions, nameOf, type Parsed, words } from './outcome-facts.js';
+import {
+  instructionRelation,
+  mentionContexts,
+  mentions,
+  nameOf,
+  type Parsed,
+  words,
+} from './outcome-facts.js';
 
 /** A successful final step: the instruction, the history before it, and its action. */
 export interface Final {
@@ -21,6 +28,8 @@ export interface Final {
  *   kept: an expert's path has detours whose removal changes nothing;
  * - the step with one argument replaced by another entity the episode acted on (the wrong
  *   object or receptacle);
+ * - an act the instruction asks for by name ("dice the lettuce") done as another act of the
+ *   same arity (sliced);
  * - the same act on an element whose label the instruction names less of, where the grammar
  *   keeps labels;
  * - each other type of action in its place (from `others`, actions of the data grouped by
@@ -67,6 +76,30 @@ export function addCounterfactuals(
       added += 1;
     }
   }
+  // An act the instruction asks for by name done otherwise ("dice the lettuce": sliced).
+  const sequence = words(instruction);
+  const asked = new Set(
+    [...new Set(history.flatMap((step) => step?.args ?? []))].flatMap((entity) => [
+      ...mentionContexts(nameOf(entity), sequence),
+    ]),
+  );
+  const types = others.map((examples) => examples[0]!);
+  history.forEach((step, index) => {
+    if (step === undefined || !asked.has(step.type)) return;
+    const alike = types.filter(
+      (other) => other.type !== step.type && other.args.length === step.args.length,
+    );
+    if (alike.length === 0) return;
+    const swapped = { type: alike[random.int(alike.length)]!.type, args: step.args };
+    add(
+      instruction,
+      history.map((other, at) => (at === index ? swapped : other)),
+      action,
+      false,
+      false,
+    );
+    added += 1;
+  });
   // The same act on an element labelled otherwise, one the instruction names less of (`button
   // 'Cancel'` for "Click OK"); a label the instruction names no less of may be right too.
   if (action.label !== undefined) {

@@ -36,6 +36,11 @@ const DETERMINERS = new Set(['the', 'a', 'an', 'some', 'any', 'this', 'that', 't
  * (`eat`, `prepare`); "dice the pepper, roast the pepper" the pepper in two.
  */
 export function mentionCount(name: string, sequence: readonly string[]): number {
+  return mentionContexts(name, sequence).size;
+}
+
+/** The words before each mention of `name` in the instruction (past determiners; `''` at its start). */
+export function mentionContexts(name: string, sequence: readonly string[]): Set<string> {
   const parts = name.split(' ');
   const same = (word: string, part: string) =>
     word === part || word === `${part}s` || word === `${part}es`;
@@ -46,7 +51,7 @@ export function mentionCount(name: string, sequence: readonly string[]): number 
     while (before >= 0 && DETERMINERS.has(sequence[before]!)) before -= 1;
     contexts.add(before < 0 ? '' : sequence[before]!);
   }
-  return contexts.size;
+  return contexts;
 }
 
 /** How much of `argument`'s name the instruction mentions: all, part or none of its words. */
@@ -122,6 +127,7 @@ export function outcomeFacts(
   history: readonly Parsed[],
   action: Parsed,
   entityNames: Iterable<string> = [],
+  actionTypes: ReadonlySet<string> = new Set(),
 ): { atoms: string[]; instructionWords: string[] } {
   const instructionWords = [...new Set(words(instruction))];
   const present = new Set(instructionWords);
@@ -200,6 +206,7 @@ export function outcomeFacts(
     // in its label).
     const steps = [...history, action].filter((step) => step !== undefined);
     let short = false;
+    let unasked = false;
     for (const name of named) {
       const acts = new Set(
         (after.byName.get(name) ?? []).map(({ role }) => role.slice(0, role.lastIndexOf('/'))),
@@ -209,8 +216,14 @@ export function outcomeFacts(
           acts.add(step.type);
       }
       if (acts.size < mentionCount(name, sequence)) short = true;
+      // The acts the instruction asks for by name ("chop the carrot": `chop`, where the
+      // grammar has such an act), each done to the item: slicing it is not chopping it.
+      for (const context of mentionContexts(name, sequence)) {
+        if (actionTypes.has(context) && !acts.has(context)) unasked = true;
+      }
     }
     atoms.add(`e:short=${short ? 'some' : 'none'}`);
+    atoms.add(`e:asked-acts=${unasked ? 'missing' : 'done'}`);
     atoms.add(`e:${v}:missing=${missing((role) => role.startsWith(`${v}/`))}`);
   }
   // How many named entities are now in the role this step gives them, against the number the

@@ -301,6 +301,16 @@ describe('OutcomeJudge on recipes', () => {
     );
     expect(skipped).toEqual([false, false, false]);
   });
+
+  it('pays no meal whose item was cut otherwise than the recipe says', () => {
+    // The recipe dices the lettuce; slicing it is another act (the real game is lost there).
+    const sliced = actions
+      .slice(0, -1)
+      .map((action) =>
+        action === 'dice lettuce with knife' ? 'slice lettuce with knife' : action,
+      );
+    expect(ask(sliced)).toBe(false);
+  });
 });
 
 describe('OutcomeJudge.learn', () => {

@@ -182,6 +182,8 @@ export class OutcomeJudge {
   private readonly actionsByType = new Map<string, NonNullable<Parsed>[]>();
   /** The names of the entities the data's actions acted on (`apple`, `red potato`). */
   private readonly entityNames = new Set<string>();
+  /** The action types of the data (`take`, `chop`): acts an instruction may ask for by name. */
+  private readonly actionTypes = new Set<string>();
   /** Of those, the ones each instruction mentions (a cache: instructions repeat). */
   private readonly namedIn = new Map<string, string[]>();
   /** How the domain answers an action it does not admit (absent: nothing is refused). */
@@ -395,7 +397,10 @@ export class OutcomeJudge {
       if (this.namedIn.size >= 8192) this.namedIn.clear();
       this.namedIn.set(instruction, named);
     }
-    return hashFeatures(outcomeFacts(instruction, history, action, named), this.mask);
+    return hashFeatures(
+      outcomeFacts(instruction, history, action, named, this.actionTypes),
+      this.mask,
+    );
   }
 
   private rememberEntityNames(trajectories: readonly Trajectory[]): void {
@@ -403,7 +408,9 @@ export class OutcomeJudge {
     for (const trajectory of trajectories) {
       if (trajectory.source === 'synthetic') continue;
       for (const step of trajectory.steps) {
-        for (const argument of this.parseRemembered(step.action)?.args ?? []) {
+        const parsed = this.parseRemembered(step.action);
+        if (parsed !== undefined) this.actionTypes.add(parsed.type);
+        for (const argument of parsed?.args ?? []) {
           const name = nameOf(argument);
           if (name !== '') this.entityNames.add(name);
         }
