@@ -9,13 +9,13 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { StartEvaluation } from '@dreamgym/core/training';
 import {
   formatPreflight,
   type PreflightReport,
   preflightVerdict,
   wilsonInterval95,
 } from '@dreamgym/core/eval';
+import type { StartEvaluation } from '@dreamgym/core/training';
 import { fail } from './command-arguments.js';
 import type { DomainSetup } from './domain-setup.js';
 
