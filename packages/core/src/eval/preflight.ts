@@ -99,15 +99,14 @@ export function preflightOffline(
   const judge = trainJudge(train);
   if (judge === undefined) return undefined;
   const evaluation = judge.evaluate(heldOut);
-  const share = (part: number, whole: number, empty: number) =>
-    whole === 0 ? empty : part / whole;
+  const rate = (part: number, whole: number, empty: number) => (whole === 0 ? empty : part / whole);
   return {
     trainTrajectories: train.length,
     heldOutTrajectories: heldOut.length,
     evaluation,
-    recall: share(evaluation.recalled, evaluation.successes, 1),
-    falseSuccessRate: share(evaluation.paidOtherSteps, evaluation.otherSteps, 0),
-    counterfactualPaidRate: share(evaluation.paidCounterfactuals, evaluation.counterfactuals, 0),
+    recall: rate(evaluation.recalled, evaluation.successes, 1),
+    falseSuccessRate: rate(evaluation.paidOtherSteps, evaluation.otherSteps, 0),
+    counterfactualPaidRate: rate(evaluation.paidCounterfactuals, evaluation.counterfactuals, 0),
   };
 }
 

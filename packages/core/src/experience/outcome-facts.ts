@@ -200,10 +200,6 @@ export function outcomeFacts(
   };
   if (named.size > 0) {
     atoms.add(`e:untouched=${missing(() => true)}`);
-    // An instruction names an item in as many ways as there are things to do with it ("dice
-    // the pepper, roast the pepper"): one acted on in fewer ways is not done yet.
-    // An act may name its object outside its arguments (`prepare meal`: no argument, `meal`
-    // in its label).
     const steps = [...history, action].filter((step) => step !== undefined);
     let short = false;
     let unasked = false;
@@ -211,14 +207,19 @@ export function outcomeFacts(
       const acts = new Set(
         (after.byName.get(name) ?? []).map(({ role }) => role.slice(0, role.lastIndexOf('/'))),
       );
+      // An act may name its object outside its arguments (`prepare meal`: no argument, `meal`
+      // in its label).
       for (const step of steps) {
         if (mentionCount(name, [...words(step.type), ...(step.label ?? [])]) > 0)
           acts.add(step.type);
       }
-      if (acts.size < mentionCount(name, sequence)) short = true;
+      const contexts = mentionContexts(name, sequence);
+      // An instruction names an item in as many ways as there are things to do with it ("dice
+      // the pepper, roast the pepper"): one acted on in fewer ways is not done yet.
+      if (acts.size < contexts.size) short = true;
       // The acts the instruction asks for by name ("chop the carrot": `chop`, where the
       // grammar has such an act), each done to the item: slicing it is not chopping it.
-      for (const context of mentionContexts(name, sequence)) {
+      for (const context of contexts) {
         if (actionTypes.has(context) && !acts.has(context)) unasked = true;
       }
     }
