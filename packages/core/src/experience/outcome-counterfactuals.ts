@@ -5,6 +5,7 @@
  */
 import type { SeededRandom } from '../random/seeded-random.js';
 import {
+  actsOn,
   instructionRelation,
   mentionContexts,
   mentions,
@@ -30,6 +31,8 @@ export interface Final {
  *   object or receptacle);
  * - an act the instruction asks for by name ("dice the lettuce") done as another act of the
  *   same arity (sliced);
+ * - an act an instruction word means done with another argument ("roast the potato": cooked
+ *   with the stove, not the oven), where the data used another there;
  * - the same act on an element whose label the instruction names less of, where the grammar
  *   keeps labels;
  * - each other type of action in its place (from `others`, actions of the data grouped by
@@ -39,6 +42,7 @@ export interface Final {
 export function addCounterfactuals(
   final: Final,
   others: readonly (readonly NonNullable<Parsed>[])[],
+  meanings: ReadonlyMap<string, ReadonlySet<string>>,
   random: SeededRandom,
   add: (
     instruction: string,
@@ -94,6 +98,41 @@ export function addCounterfactuals(
     add(
       instruction,
       history.map((other, at) => (at === index ? swapped : other)),
+      action,
+      false,
+      false,
+    );
+    added += 1;
+  });
+  // An act a word of the instruction means, done with another argument than the one it needs.
+  history.forEach((step, index) => {
+    if (step === undefined || step.args.length < 2) return;
+    const slot = step.args.findIndex((argument) => {
+      const name = nameOf(argument);
+      const [act] = actsOn(name, [step]);
+      return [...mentionContexts(name, sequence)].some((context) =>
+        meanings.get(context)?.has(act!),
+      );
+    });
+    if (slot < 0) return;
+    const other = slot === 0 ? 1 : 0;
+    const replacements = others
+      .flat()
+      .filter(
+        (example) =>
+          example.type === step.type &&
+          example.args.length === step.args.length &&
+          nameOf(example.args[other]!) !== nameOf(step.args[other]!),
+      );
+    if (replacements.length === 0) return;
+    const replacement = replacements[random.int(replacements.length)]!.args[other]!;
+    const swapped = {
+      type: step.type,
+      args: step.args.map((argument, at) => (at === other ? replacement : argument)),
+    };
+    add(
+      instruction,
+      history.map((kept, at) => (at === index ? swapped : kept)),
       action,
       false,
       false,

@@ -111,6 +111,39 @@ export function parsedOf(
 }
 
 /**
+ * The acts the episode did to the entities named `name`: each as its type, the slot the item
+ * held and the names of its other arguments (`cook/0|oven`, `dice/0|knife`).
+ */
+export function actsOn(name: string, steps: readonly Parsed[]): Set<string> {
+  const acts = new Set<string>();
+  for (const step of steps) {
+    if (step === undefined) continue;
+    step.args.forEach((argument, slot) => {
+      if (nameOf(argument) !== name) return;
+      const others = step.args
+        .filter((_, other) => other !== slot)
+        .map(nameOf)
+        .sort();
+      acts.add(`${step.type}/${slot}|${others.join(',')}`);
+    });
+  }
+  return acts;
+}
+
+/** What a judge learned of its data's language, which the facts read. */
+export interface FactVocabulary {
+  /** Names of the entities the data's actions acted on (`apple`, `red potato`). */
+  entityNames: Iterable<string>;
+  /** The data's action types (`take`, `chop`): acts an instruction may ask for by name. */
+  actionTypes: ReadonlySet<string>;
+  /**
+   * What an instruction word asks to be done to the item after it (`roast` -> `cook/0|oven`:
+   * `InstructionMeanings`).
+   */
+  meanings: ReadonlyMap<string, ReadonlySet<string>>;
+}
+
+/**
  * The relational facts of one step (strings; the judge hashes them). Exported for tests and
  * for reading what the judge sees.
  *
@@ -126,9 +159,9 @@ export function outcomeFacts(
   instruction: string,
   history: readonly Parsed[],
   action: Parsed,
-  entityNames: Iterable<string> = [],
-  actionTypes: ReadonlySet<string> = new Set(),
+  vocabulary: Partial<FactVocabulary> = {},
 ): { atoms: string[]; instructionWords: string[] } {
+  const { entityNames = [], actionTypes = new Set(), meanings = new Map() } = vocabulary;
   const instructionWords = [...new Set(words(instruction))];
   const present = new Set(instructionWords);
   const atoms = new Set<string>();
@@ -203,6 +236,8 @@ export function outcomeFacts(
     const steps = [...history, action].filter((step) => step !== undefined);
     let short = false;
     let unasked = false;
+    /** Whether some word the instruction says of an item has a learned meaning: undone, or done. */
+    let meant: 'missing' | 'done' | undefined;
     for (const name of named) {
       const acts = new Set(
         (after.byName.get(name) ?? []).map(({ role }) => role.slice(0, role.lastIndexOf('/'))),
@@ -222,7 +257,17 @@ export function outcomeFacts(
       for (const context of contexts) {
         if (actionTypes.has(context) && !acts.has(context)) unasked = true;
       }
+      // The acts its words mean where the grammar has no act of that name ("roast the potato":
+      // cooked with the oven, not the stove).
+      const done = actsOn(name, steps);
+      for (const context of contexts) {
+        const meaning = meanings.get(context);
+        if (meaning === undefined) continue;
+        if ([...meaning].some((act) => done.has(act))) meant ??= 'done';
+        else meant = 'missing';
+      }
     }
+    if (meant !== undefined) atoms.add(`e:meant=${meant}`);
     atoms.add(`e:short=${short ? 'some' : 'none'}`);
     atoms.add(`e:asked-acts=${unasked ? 'missing' : 'done'}`);
     atoms.add(`e:${v}:missing=${missing((role) => role.startsWith(`${v}/`))}`);

@@ -26,6 +26,7 @@ import type { Step, Task, Trajectory } from '../mdp/schemas.js';
 import { SeededRandom } from '../random/seeded-random.js';
 import type { ActionRefusal } from './action-refusal.js';
 import { parseActionByTokens } from './entity-transfer.js';
+import { InstructionMeanings } from './instruction-meanings.js';
 import { addCounterfactuals, type Final } from './outcome-counterfactuals.js';
 import {
   hashFeatures,
@@ -184,6 +185,8 @@ export class OutcomeJudge {
   private readonly entityNames = new Set<string>();
   /** The action types of the data (`take`, `chop`): acts an instruction may ask for by name. */
   private readonly actionTypes = new Set<string>();
+  /** What the instruction words of the data's successes ask to be done (`roast`: the oven). */
+  private readonly meanings = new InstructionMeanings();
   /** Of those, the ones each instruction mentions (a cache: instructions repeat). */
   private readonly namedIn = new Map<string, string[]>();
   /** How the domain answers an action it does not admit (absent: nothing is refused). */
@@ -273,8 +276,8 @@ export class OutcomeJudge {
     ) => {
       examples.push({ features: this.featuresOf(instruction, history, action), done, success });
     };
-    // Every entity name first: an instruction's named entities are known before any step is read.
-    this.rememberEntityNames(trajectories);
+    // The vocabulary first: an instruction's named entities are known before any step is read.
+    this.rememberVocabulary(trajectories);
     summary.trajectories = trajectories.filter(({ source }) => source !== 'synthetic').length;
     for (const { instruction, history, action, done, success } of this.labelledSteps(
       trajectories,
@@ -292,8 +295,9 @@ export class OutcomeJudge {
     }
     if (this.counterfactuals) {
       const others = [...this.actionsByType.values()];
+      const meanings = this.meanings.meanings();
       for (const final of finals) {
-        summary.counterfactuals += addCounterfactuals(final, others, this.random, add);
+        summary.counterfactuals += addCounterfactuals(final, others, meanings, this.random, add);
       }
     }
     return { examples, summary };
@@ -328,9 +332,10 @@ export class OutcomeJudge {
       }
     }
     const others = [...this.actionsByType.values()];
+    const meanings = this.meanings.meanings();
     const random = new SeededRandom(1);
     for (const final of finals) {
-      addCounterfactuals(final, others, random, (instruction, history, action) => {
+      addCounterfactuals(final, others, meanings, random, (instruction, history, action) => {
         figures.counterfactuals += 1;
         if (this.verdictOf(this.featuresOf(instruction, history, action)).success)
           figures.paidCounterfactuals += 1;
@@ -390,6 +395,18 @@ export class OutcomeJudge {
   }
 
   private featuresOf(instruction: string, history: readonly Parsed[], action: Parsed): Uint32Array {
+    return hashFeatures(
+      outcomeFacts(instruction, history, action, {
+        entityNames: this.namedBy(instruction),
+        actionTypes: this.actionTypes,
+        meanings: this.meanings.meanings(),
+      }),
+      this.mask,
+    );
+  }
+
+  /** The names of the data's entities that `instruction` mentions. */
+  private namedBy(instruction: string): string[] {
     let named = this.namedIn.get(instruction);
     if (named === undefined) {
       const sequence = words(instruction);
@@ -397,16 +414,17 @@ export class OutcomeJudge {
       if (this.namedIn.size >= 8192) this.namedIn.clear();
       this.namedIn.set(instruction, named);
     }
-    return hashFeatures(
-      outcomeFacts(instruction, history, action, named, this.actionTypes),
-      this.mask,
-    );
+    return named;
   }
 
-  private rememberEntityNames(trajectories: readonly Trajectory[]): void {
+  /**
+   * Learns the data's entity names and action types, then what its successes' instruction
+   * words mean.
+   */
+  private rememberVocabulary(trajectories: readonly Trajectory[]): void {
     const before = this.entityNames.size;
-    for (const trajectory of trajectories) {
-      if (trajectory.source === 'synthetic') continue;
+    const real = trajectories.filter(({ source }) => source !== 'synthetic');
+    for (const trajectory of real) {
       for (const step of trajectory.steps) {
         const parsed = this.parseRemembered(step.action);
         if (parsed !== undefined) this.actionTypes.add(parsed.type);
@@ -417,6 +435,15 @@ export class OutcomeJudge {
       }
     }
     if (this.entityNames.size !== before) this.namedIn.clear();
+    for (const trajectory of real) {
+      if (!trajectory.success) continue;
+      const instruction = trajectory.task.instruction;
+      this.meanings.add(
+        instruction,
+        trajectory.steps.map((step) => this.parseRemembered(step.action)),
+        this.namedBy(instruction),
+      );
+    }
   }
 
   private parseRemembered(text: string): Parsed {
