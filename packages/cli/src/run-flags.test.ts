@@ -1,9 +1,10 @@
 /**
- * The set-up flags as the CLI reads them into a domain set-up (the part `setup.json` keeps).
+ * The flags as the CLI reads them over the config file: the loop's configuration, and the
+ * domain's set-up (the part `setup.json` keeps).
  */
 import { describe, expect, it } from 'vitest';
 import type { CommandIo } from './command-arguments.js';
-import { domainSetupFromFlags } from './run-flags.js';
+import { domainSetupFromFlags, loopConfigFromFlags } from './run-flags.js';
 
 const io: CommandIo = {
   stdout: { write: () => true },
@@ -41,5 +42,37 @@ describe('domainSetupFromFlags', () => {
       expect(() =>
         domainSetupFromFlags({ domain: 'alfworld', data: 'd', 'target-recall': bad }, {}, io, 'u'),
       ).toThrow(/--target-recall must be/);
+  });
+});
+
+describe('loopConfigFromFlags', () => {
+  const file = {
+    iterations: 12,
+    warmStart: { behaviourCloning: { maxTrajectories: 40, epochs: 3 } },
+    evaluation: { every: 4, gapTasks: 20 },
+  };
+
+  it("sets one field per flag and keeps the rest of the file's objects", () => {
+    const config = loopConfigFromFlags(
+      { 'warm-start': 'bc', 'eval-env': 'both', iterations: '3' },
+      file,
+    );
+    expect(config).toEqual({
+      iterations: 3,
+      warmStart: { behaviourCloning: { maxTrajectories: 40, epochs: 3 } },
+      evaluation: { every: 4, gapTasks: 20, environments: ['synthetic', 'real'] },
+    });
+    // The file's object is left as it was.
+    expect(file.evaluation).toEqual({ every: 4, gapTasks: 20 });
+  });
+
+  it('switches cloning on with defaults, or off, with --warm-start', () => {
+    expect(loopConfigFromFlags({ 'warm-start': 'bc' }, {})).toEqual({
+      warmStart: { behaviourCloning: {} },
+    });
+    expect(loopConfigFromFlags({ 'warm-start': 'none' }, file).warmStart).toEqual({});
+    expect(() => loopConfigFromFlags({ 'warm-start': 'dagger' }, file)).toThrow(
+      /--warm-start must be bc or none, got "dagger"/,
+    );
   });
 });

@@ -18,10 +18,14 @@ import {
 import { type DomainSetupOptions, DomainSetupOptionsSchema } from './domain-setup.js';
 import { LLM_POLICY_PACKAGE, type RunPolicySettings } from './run-policy.js';
 
-/** A flag that sets one field of the loop's configuration from its text. */
+/**
+ * A flag that sets one field of the loop's configuration from its text (and the field's value
+ * in the file, which a flag that switches a part on keeps). A flag never replaces an object
+ * the file gave: it sets its one field. `undefined` removes the field.
+ */
 interface ConfigFlag {
   path: readonly string[];
-  value(text: string, flag: string): unknown;
+  value(text: string, flag: string, current: unknown): unknown;
 }
 
 /** A flag whose value is one of `choices`, each standing for a field value. */
@@ -60,9 +64,14 @@ const CONFIG_FLAGS: Record<string, ConfigFlag> = {
     ),
   },
   'gap-tasks': { path: ['evaluation', 'gapTasks'], value: integer },
+  // `bc` keeps the file's cloning settings (`maxTrajectories` ...); `none` removes them.
   'warm-start': {
-    path: ['warmStart'],
-    value: choice({ bc: { behaviourCloning: {} }, none: {} }, 'bc or none'),
+    path: ['warmStart', 'behaviourCloning'],
+    value: (text, flag, current) => {
+      if (text === 'bc') return current ?? {};
+      if (text === 'none') return undefined;
+      return fail(`${flag} must be bc or none, got "${text}".`, flag);
+    },
   },
 };
 
@@ -76,7 +85,10 @@ const OFF_FLAGS: Record<string, readonly string[]> = {
   'no-write-back': ['replayWriteBack'],
 };
 
-/** Sets `path` in `target`, copying the objects on the way so the input is left as it was. */
+/**
+ * Sets `path` in `target` (removes it for `undefined`), copying the objects on the way so the
+ * input is left as it was.
+ */
 export function setField(
   target: Record<string, unknown>,
   path: readonly string[],
@@ -87,7 +99,18 @@ export function setField(
     node[key] = { ...((node[key] as Record<string, unknown> | undefined) ?? {}) };
     node = node[key] as Record<string, unknown>;
   }
-  node[path.at(-1)!] = value;
+  if (value === undefined) delete node[path.at(-1)!];
+  else node[path.at(-1)!] = value;
+}
+
+/** The value at `path` in `source`, or undefined. */
+function fieldAt(source: Record<string, unknown>, path: readonly string[]): unknown {
+  let node: unknown = source;
+  for (const key of path) {
+    if (typeof node !== 'object' || node === null) return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
 }
 
 /** The loop's configuration: the file's fields with every loop flag given over them. */
@@ -98,7 +121,8 @@ export function loopConfigFromFlags(
   const config = structuredClone(file);
   for (const [name, flag] of Object.entries(CONFIG_FLAGS)) {
     const text = values[name];
-    if (typeof text === 'string') setField(config, flag.path, flag.value(text, `--${name}`));
+    if (typeof text === 'string')
+      setField(config, flag.path, flag.value(text, `--${name}`, fieldAt(config, flag.path)));
   }
   for (const [name, path] of Object.entries(OFF_FLAGS)) {
     if (values[name] === true) setField(config, path, false);
