@@ -138,10 +138,11 @@ describe('dreamgym', () => {
       history: { enabled: false },
       evaluation: { modes: ['greedy', 'sampled'], environments: ['real'] },
     });
-    expect(JSON.parse(await readFile(join(runDirectory, 'setup.json'), 'utf8'))).toMatchObject({
-      offlineLimit: 400,
-      trainTasks: 12,
-      evalTasks: 2,
+    expect(JSON.parse(await readFile(join(runDirectory, 'run.json'), 'utf8'))).toMatchObject({
+      command: 'train',
+      setup: { offlineLimit: 400, trainTasks: 12, evalTasks: 2 },
+      policy: { kind: 'linear' },
+      models: {},
     });
     const metrics = async () =>
       (await readFile(join(runDirectory, 'metrics.jsonl'), 'utf8')).trim().split('\n');

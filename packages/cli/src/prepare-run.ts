@@ -7,8 +7,7 @@
  * environment is used, how the starting policy is measured) stay the loop's: the real
  * environment is always handed over, and "before" is the loop's `evaluation.atStart`.
  */
-import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
   type DreamGymComponents,
@@ -28,41 +27,35 @@ import {
   runFolderFlag,
   setField,
 } from './run-flags.js';
-import {
-  MODELS_FILE,
-  modelSettings,
-  prepareRunModels,
-  readModelFlags,
-  selectRunModels,
-} from './run-models.js';
+import { modelSettings, prepareRunModels, selectRunModels } from './run-models.js';
 import {
   createRunPolicy,
   loadLlmPolicyModule,
   type RunPolicy,
   type RunPolicySettings,
-  readRunPolicySettings,
-  writeRunPolicySettings,
 } from './run-policy.js';
+import { RUN_SPEC_FILE, type RunSpec, readRunSpec, writeRunSpec } from './run-spec.js';
 
-/** The domain's set-up as a run folder keeps it. */
-const SETUP_FILE = 'setup.json';
-
-/** What a run folder keeps of a run's settings (the models' flags are read on their own). */
-export interface SavedRunSettings {
+/** A `dreamgym train` run folder's settings: how its parts are built, and the loop's configuration. */
+export interface SavedRun {
+  /** `run.json`: the domain's set-up, the policy, the model flags. */
+  spec: RunSpec & { policy: RunPolicySettings; models: Record<string, string> };
   /** `config.json`: the loop's configuration as the loop wrote it. */
   config: Record<string, unknown>;
-  /** `setup.json`: the domain's set-up. */
-  setup: Record<string, unknown>;
-  /** `policy.json` (linear for runs written before it existed). */
-  policy: RunPolicySettings;
 }
 
-/** Reads the settings a `dreamgym train` run folder keeps; errors name `--run-dir`. */
-export async function readRunSettings(runDirectory: string): Promise<SavedRunSettings> {
+/** Reads what a `dreamgym train` run folder keeps; errors name the file and `--run-dir`. */
+export async function readSavedRun(runDirectory: string): Promise<SavedRun> {
+  const spec = await readRunSpec(runDirectory);
+  if (spec === undefined || spec.command !== 'train') {
+    fail(
+      `${runDirectory} holds no dreamgym train run (no ${RUN_SPEC_FILE}${spec ? ' of train: it was started by dreamgym serve' : ''}).`,
+      '--run-dir',
+    );
+  }
   return {
-    setup: await readJsonFile(join(runDirectory, SETUP_FILE), '--run-dir'),
+    spec: { ...spec, policy: spec.policy ?? { kind: 'linear' }, models: spec.models ?? {} },
     config: await readJsonFile(join(runDirectory, 'config.json'), '--run-dir'),
-    policy: await readRunPolicySettings(runDirectory),
   };
 }
 
@@ -156,8 +149,8 @@ export interface PreparedRun {
  * `dreamgym train`'s run: flags over the `--config` file, or on `--resume` over the settings
  * the run folder saved (a resumed run keeps them; the loop refuses a changed configuration,
  * except, with `--extend`, a larger `--iterations` or `--real-budget`).
- * Writes `setup.json`, `policy.json` and `models.json`, so that a resumed run and `dreamgym
- * eval` rebuild the same parts.
+ * Writes `run.json` (the set-up, the policy, the model flags), so that a resumed run and
+ * `dreamgym eval` rebuild the same parts.
  */
 export async function prepareRun(
   values: FlagValues,
@@ -177,11 +170,11 @@ export async function prepareRun(
     );
   }
   const saved =
-    values.resume && existsSync(join(runDirectory, SETUP_FILE))
-      ? await readRunSettings(runDirectory)
+    values.resume && (await readRunSpec(runDirectory)) !== undefined
+      ? await readSavedRun(runDirectory)
       : undefined;
   const file = saved
-    ? { ...saved.config, setup: saved.setup }
+    ? { ...saved.config, setup: saved.spec.setup }
     : values.config
       ? await readJsonFile(resolve(io.cwd, values.config as string), '--config')
       : {};
@@ -195,16 +188,16 @@ export async function prepareRun(
   const setup = domainSetupFromFlags(values, fileSetup, io, usage);
   parseDreamGymConfig(config);
   const flagPolicy = policySettingsFromFlags(values, llmPolicy);
-  if (saved && values.policy !== undefined && values.policy !== saved.policy.kind) {
+  if (saved && values.policy !== undefined && values.policy !== saved.spec.policy.kind) {
     fail(
-      `${runDirectory} trains the ${saved.policy.kind} policy (policy.json); --resume continues it as it started: drop --policy ${String(values.policy)}.`,
+      `${runDirectory} trains the ${saved.spec.policy.kind} policy (${RUN_SPEC_FILE}); --resume continues it as it started: drop --policy ${String(values.policy)}.`,
       '--policy',
     );
   }
-  const policy = saved?.policy ?? flagPolicy;
+  const policy = saved?.spec.policy ?? flagPolicy;
   const models = modelSettings(values, {
     policy: policy.kind,
-    ...(saved ? { saved: await readModelFlags(runDirectory) } : {}),
+    ...(saved ? { saved: saved.spec.models } : {}),
     runDirectory,
   });
   const parts = await openRunParts({
@@ -215,12 +208,7 @@ export async function prepareRun(
     io,
     onDomain: async (domain) => {
       await mkdir(runDirectory, { recursive: true });
-      await writeFile(join(runDirectory, SETUP_FILE), `${JSON.stringify(setup, null, 2)}\n`);
-      await writeRunPolicySettings(runDirectory, policy);
-      await writeFile(
-        join(runDirectory, MODELS_FILE),
-        `${JSON.stringify(models.flags, null, 2)}\n`,
-      );
+      await writeRunSpec(runDirectory, { command: 'train', setup, policy, models: models.flags });
       if (
         (config.evaluation as { environments?: unknown } | undefined)?.environments === undefined
       ) {

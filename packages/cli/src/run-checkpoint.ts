@@ -1,8 +1,8 @@
 /**
  * Reopening a `dreamgym train` run at its latest checkpoint, as `dreamgym eval` and
  * `dreamgym fidelity` do: its domain (with `--eval-split` and `--eval-tasks`), its policy
- * with the checkpoint's weights, and, where a synthetic environment is needed, the models of
- * its `models.json` with the experience the run added to its replay buffer up to that
+ * with the checkpoint's weights, and, where a synthetic environment is needed, the models its
+ * `run.json` names, with the experience the run added to its replay buffer up to that
  * checkpoint.
  */
 import { resolve } from 'node:path';
@@ -13,11 +13,11 @@ import {
   type TrainablePolicy,
 } from '@dreamgym/core';
 import { type CommandIo, type FlagValues, fail } from './command-arguments.js';
-import type { DomainSetup, DomainSetupOptions } from './domain-setup.js';
+import type { DomainSetup } from './domain-setup.js';
 import type { SelectedModels } from './model-selection.js';
-import { openRunParts, readRunSettings } from './prepare-run.js';
+import { openRunParts, readSavedRun } from './prepare-run.js';
 import { setupFlags } from './run-flags.js';
-import { modelSettings, readModelFlags } from './run-models.js';
+import { modelSettings } from './run-models.js';
 
 /** A run reopened at its latest checkpoint. */
 export interface RunCheckpoint {
@@ -79,15 +79,12 @@ export async function withRunCheckpoint<T>(
   options: { models: boolean; wholeSplit?: boolean },
   body: (run: RunCheckpoint) => Promise<T>,
 ): Promise<T> {
-  const saved = await readRunSettings(runDirectory);
-  const { evalTasks: runEvaluationTasks, ...setup } = saved.setup as DomainSetupOptions;
-  const config = parseDreamGymConfig(saved.config);
+  const { spec, config: savedConfig } = await readSavedRun(runDirectory);
+  const { evalTasks: runEvaluationTasks, ...setup } = spec.setup;
+  const config = parseDreamGymConfig(savedConfig);
   const selection = options.models
-    ? modelSettings(values, {
-        policy: saved.policy.kind,
-        saved: await readModelFlags(runDirectory),
-        runDirectory,
-      }).selection
+    ? modelSettings(values, { policy: spec.policy.kind, saved: spec.models, runDirectory })
+        .selection
     : undefined;
   const parts = await openRunParts({
     setup: {
@@ -102,8 +99,8 @@ export async function withRunCheckpoint<T>(
         ? experiencePartFlags(values)
         : { outcomeJudge: false, worldMemory: false }),
     },
-    // The run's policy (`policy.json`: linear, or the LLM of `train --policy llm`).
-    policy: saved.policy,
+    // The run's policy (linear, or the LLM of `train --policy llm`).
+    policy: spec.policy,
     selection,
     runDirectory,
     io,

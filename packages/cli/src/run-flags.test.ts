@@ -1,6 +1,6 @@
 /**
  * The flags as the CLI reads them over the config file: the loop's configuration, and the
- * domain's set-up (the part `setup.json` keeps).
+ * domain's set-up (the part `run.json` keeps).
  */
 import { describe, expect, it } from 'vitest';
 import type { CommandIo } from './command-arguments.js';

@@ -155,7 +155,7 @@ export function setupFlags(values: FlagValues, io: CommandIo): Partial<DomainSet
 
 /**
  * The domain's set-up: `--domain`, `--data` and the set-up flags over the file's `setup`
- * object, checked. Returned as given (no defaults filled in): it is what `setup.json` keeps.
+ * object, checked. Returned as given (no defaults filled in): it is what `run.json` keeps.
  */
 export function domainSetupFromFlags(
   values: FlagValues,

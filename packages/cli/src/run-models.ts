@@ -1,6 +1,6 @@
 /**
  * The models a run was trained with: `dreamgym train` keeps its model flags in the run
- * folder's `models.json`, so a resumed run and `dreamgym eval` build the same parts.
+ * folder's `run.json`, so a resumed run and `dreamgym eval` build the same parts.
  */
 import { ConfigError, type EmbeddingModel } from '@dreamgym/core';
 import { type FlagSpecs, type FlagValues, fail } from './command-arguments.js';
@@ -14,23 +14,8 @@ import {
   selectModels,
   usesChatModel,
 } from './model-selection.js';
-import { readRunJson } from './run-policy.js';
+import { RUN_SPEC_FILE, SAVED_MODEL_FLAGS } from './run-spec.js';
 
-/** The model flags a run keeps in `models.json`, so a resumed run builds the same parts. */
-const SAVED_MODEL_FLAGS = [
-  'experience',
-  'task-generator',
-  'embedder',
-  'model',
-  'base-url',
-  'experience-format',
-  'experience-temperature',
-  'embedding-model',
-  'embedding-base-url',
-  'model-concurrency',
-  'model-context-size',
-  'model-threads',
-] as const;
 /** Where the servers are and how the local model runs may change on resume; which models, not. */
 const RESUMABLE_MODEL_FLAGS = new Set<string>([
   'base-url',
@@ -38,7 +23,6 @@ const RESUMABLE_MODEL_FLAGS = new Set<string>([
   'model-concurrency',
   'model-threads',
 ]);
-export const MODELS_FILE = 'models.json';
 
 /**
  * The model flags a command that reopens a run may change (where the servers are and how the
@@ -47,25 +31,6 @@ export const MODELS_FILE = 'models.json';
 export const RUN_MODEL_OVERRIDE_FLAGS: FlagSpecs = Object.fromEntries(
   [...RESUMABLE_MODEL_FLAGS].map((flag) => [flag, { type: 'string' }]),
 );
-
-/** The model flags saved in a run folder: `{}` (every default) for runs written before it existed. */
-export async function readModelFlags(runDirectory: string): Promise<Record<string, string>> {
-  const saved = await readRunJson(runDirectory, MODELS_FILE);
-  if (!saved) return {};
-  const { file, raw } = saved;
-  const entries = typeof raw === 'object' && raw !== null ? Object.entries(raw) : [];
-  const bad = entries.find(
-    ([key, value]) =>
-      !(SAVED_MODEL_FLAGS as readonly string[]).includes(key) || typeof value !== 'string',
-  );
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || bad) {
-    throw new ConfigError(
-      `${file} must map model flags (${SAVED_MODEL_FLAGS.join(', ')}) to strings${bad ? `; "${bad[0]}" is not one` : ''}.`,
-      { field: '--run-dir' },
-    );
-  }
-  return raw as Record<string, string>;
-}
 
 /**
  * The model flags of the run (those given, or on resume the saved ones with the resumable
@@ -83,7 +48,7 @@ export function modelSettings(
     if (value === undefined) continue;
     if (options.saved && !RESUMABLE_MODEL_FLAGS.has(flag) && options.saved[flag] !== value) {
       fail(
-        `${options.runDirectory} was trained with ${options.saved[flag] === undefined ? `the default --${flag}` : `--${flag} ${options.saved[flag]}`} (${MODELS_FILE}); --resume continues it as it started: drop --${flag} ${value}.`,
+        `${options.runDirectory} was trained with ${options.saved[flag] === undefined ? `the default --${flag}` : `--${flag} ${options.saved[flag]}`} (${RUN_SPEC_FILE}); --resume continues it as it started: drop --${flag} ${value}.`,
         `--${flag}`,
       );
     }

@@ -2,18 +2,14 @@
  * The policy of a `dreamgym train` run: the embedded linear softmax policy (`--policy
  * linear`, the default) or a trainable LLM (`--policy llm`: `@dreamgym/llama`'s
  * `createLlmPolicy`, acting through llama.cpp in process and learning in the torch worker of
- * `trainers/python`). The choice is written to the run folder (`policy.json`) so a resumed run
+ * `trainers/python`). The choice is written to the run folder (`run.json`) so a resumed run
  * builds the same policy; the loop restores its weights from the checkpoint's `policy/` folder.
  */
-import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import {
   ConfigError,
   createLinearSoftmaxPolicy,
   type DomainAdapter,
   type DreamGymConfig,
-  parseOptions,
   type TrainablePolicy,
 } from '@dreamgym/core';
 import { z } from 'zod';
@@ -29,7 +25,7 @@ export const LLM_POLICY_PACKAGE = '@dreamgym/llama';
  */
 const LlmSettingsSchema = z.record(z.string(), z.unknown());
 
-/** What `policy.json` holds. */
+/** A run's policy choice, as `run.json` keeps it. */
 export const RunPolicySettingsSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('linear') }),
   z.object({
@@ -41,43 +37,6 @@ export const RunPolicySettingsSchema = z.discriminatedUnion('kind', [
 ]);
 /** A run's policy choice. */
 export type RunPolicySettings = z.infer<typeof RunPolicySettingsSchema>;
-
-const POLICY_FILE = 'policy.json';
-
-/**
- * A JSON file of a run folder (`policy.json`, `models.json`), parsed; undefined when the run
- * has none (it was written before the file existed).
- */
-export async function readRunJson(
-  runDirectory: string,
-  name: string,
-): Promise<{ file: string; raw: unknown } | undefined> {
-  const file = join(runDirectory, name);
-  if (!existsSync(file)) return undefined;
-  try {
-    return { file, raw: JSON.parse(await readFile(file, 'utf8')) };
-  } catch (error) {
-    throw new ConfigError(`${file} is not JSON: ${(error as Error).message}`, {
-      field: '--run-dir',
-      cause: error,
-    });
-  }
-}
-
-/** The policy choice saved in a run folder; `linear` for runs written before it existed. */
-export async function readRunPolicySettings(runDirectory: string): Promise<RunPolicySettings> {
-  const saved = await readRunJson(runDirectory, POLICY_FILE);
-  if (!saved) return { kind: 'linear' };
-  return parseOptions(RunPolicySettingsSchema, saved.raw, `run policy (${saved.file})`);
-}
-
-/** Writes the policy choice into the run folder. */
-export async function writeRunPolicySettings(
-  runDirectory: string,
-  settings: RunPolicySettings,
-): Promise<void> {
-  await writeFile(join(runDirectory, POLICY_FILE), `${JSON.stringify(settings, null, 2)}\n`);
-}
 
 /** What the CLI uses of the LLM policy package. */
 interface LlmPolicyModule {

@@ -1,7 +1,7 @@
 /**
  * `dreamgym eval`: success of a run's latest checkpoint on the real or synthetic environment.
  * The synthetic environment is the run's own: the experience model and embedder its
- * `models.json` names, retrieving from the offline transitions and the experience the run
+ * `run.json` names, retrieving from the offline transitions and the experience the run
  * added up to that checkpoint.
  */
 import { SeededRandom } from '@dreamgym/core';
@@ -24,7 +24,7 @@ const EVAL_USAGE = `Usage: dreamgym eval --run-dir DIR [options]
   --eval-split NAME  --eval-tasks N  --episodes N  --max-steps N  --seed N
   --sample                   sample actions instead of taking the most likely one
 
-The synthetic environment uses the models the run was trained with (its models.json) and
+The synthetic environment uses the models the run was trained with (its run.json) and
 retrieves from the experience the run added to its replay buffer up to the checkpoint.
 Where its model servers or local model run now may differ from training:
   --base-url URL  --embedding-base-url URL  --model-concurrency N  --model-threads N`;

@@ -264,8 +264,14 @@ describe('dreamgym serve', () => {
 
     // The run folder is taken without --resume.
     await expect(startServe(args)).rejects.toThrow(/already holds a served run/);
+    expect(JSON.parse(await readFile(join(runDirectory, 'run.json'), 'utf8'))).toMatchObject({
+      command: 'serve',
+      setup: { domain: 'alfworld', offlineLimit: 200, trainTasks: 8, bufferCapacity: 100000 },
+      server: { port: 0 },
+    });
 
-    const second = await startServe([...args, '--resume']);
+    // The run resumes from its folder alone: run.json and the service's configuration.
+    const second = await startServe(['--run-dir', runDirectory, '--resume']);
     const status = (await (await fetch(`${second.url}/dreamgym/status`)).json()) as {
       iteration: number;
       episodes: { finished: number };

@@ -11,7 +11,7 @@
  * next to the CLI (`npm install @dreamgym/server`).
  */
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
   ConfigError,
@@ -37,6 +37,7 @@ import { type DomainSetup, type DomainSetupOptions, setUpDomain } from '../domai
 import { createExperienceModel } from '../experience-model.js';
 import { parseModelSelection, selectModels } from '../model-selection.js';
 import { domainSetupFromFlags, loopConfigFromFlags, runFolderFlag } from '../run-flags.js';
+import { readRunSpec, writeRunSpec } from '../run-spec.js';
 
 const SERVE_USAGE = `Usage: dreamgym serve --domain NAME [options]
 
@@ -423,11 +424,20 @@ async function serve(args: string[], io: CommandIo): Promise<number> {
     );
   }
   const runDirectory = runFolderFlag(values, io, 'serve-');
-  const setupFile = join(runDirectory, 'setup.json');
+  const saved = values.resume ? await readRunSpec(runDirectory) : undefined;
   let fileSettings: Record<string, unknown> = {};
-  if (values.resume && existsSync(setupFile)) {
-    // A resumed run keeps the settings it started with.
-    fileSettings = await readJsonFile(setupFile, '--run-dir');
+  if (saved !== undefined) {
+    // A resumed run keeps the settings it started with: the service's configuration and run.json.
+    if (saved.command !== 'serve') {
+      fail(`${runDirectory} holds a dreamgym ${saved.command} run, not a served one.`, '--run-dir');
+    }
+    const configFile = join(runDirectory, SERVE_CONFIG_FILE);
+    fileSettings = {
+      ...(existsSync(configFile) ? await readJsonFile(configFile, '--run-dir') : {}),
+      setup: saved.setup,
+      ...(saved.server ? { server: saved.server } : {}),
+      ...(saved.sharedBuffer ? { sharedBuffer: saved.sharedBuffer } : {}),
+    };
   } else if (values.config) {
     fileSettings = await readJsonFile(resolve(io.cwd, values.config as string), '--config');
   }
@@ -464,10 +474,12 @@ async function serve(args: string[], io: CommandIo): Promise<number> {
         }
       : {}),
   });
-  await writeFile(
-    setupFile,
-    `${JSON.stringify({ ...config, setup, server, ...(sharedBuffer ? { sharedBuffer } : {}) }, null, 2)}\n`,
-  );
+  await writeRunSpec(runDirectory, {
+    command: 'serve',
+    setup,
+    server,
+    ...(sharedBuffer ? { sharedBuffer } : {}),
+  });
   io.stdout.write(
     `dreamgym serve: ${setup.domain} (${values.real ? 'real' : `synthetic, ${model!.id}`}) listening on ${served.url} (WebSocket ${served.url.replace(/^http/, 'ws')}/ws); run folder ${runDirectory}\n`,
   );
@@ -482,6 +494,9 @@ async function serve(args: string[], io: CommandIo): Promise<number> {
   io.stdout.write(`dreamgym serve: stopped; resume with --resume --run-dir ${runDirectory}\n`);
   return 0;
 }
+
+/** The served run's configuration, as `@dreamgym/server`'s service writes it into the run folder. */
+const SERVE_CONFIG_FILE = 'serve-config.json';
 
 /** The replica module each worker process imports (the built file, or the source under tsx). */
 function replicaModuleUrl(): string {

@@ -2,7 +2,7 @@
  * `dreamgym train` selecting its model-backed parts: short real runs on ALFWorld data with the
  * reasoning experience model and the grounded hybrid on the real local SmolLM2-135M (the
  * hybrid run also with the LLM task generator, the same loaded model), resumed with the
- * parts its models.json names; the replay buffer embedded through an OpenAI-compatible
+ * parts its run.json names; the replay buffer embedded through an OpenAI-compatible
  * embeddings endpoint (core's recorded test server on 127.0.0.1: no embedding model runs
  * here); and the clear errors of flag combinations that cannot work, each naming its flag
  * and raised before the domain loads.
@@ -36,7 +36,7 @@ async function refused(args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promis
   );
   expect(code, io.err()).toBe(2);
   // Refused before the domain loads: nothing was written.
-  expect(existsSync(join(runDirectory, 'setup.json'))).toBe(false);
+  expect(existsSync(join(runDirectory, 'run.json'))).toBe(false);
   return io.err();
 }
 
@@ -249,31 +249,34 @@ describe('dreamgym train model flags', () => {
   it('keeps the models a run started with on resume', async () => {
     const runDirectory = join(directory, 'resumed');
     await mkdir(runDirectory, { recursive: true });
-    await writeFile(
-      join(runDirectory, 'setup.json'),
-      JSON.stringify({ domain: 'alfworld', data: join(dataRoot(), 'alfworld') }),
-    );
+    const spec = (models: Record<string, string>) =>
+      writeFile(
+        join(runDirectory, 'run.json'),
+        JSON.stringify({
+          command: 'train',
+          setup: { domain: 'alfworld', data: join(dataRoot(), 'alfworld') },
+          policy: { kind: 'linear' },
+          models,
+        }),
+      );
+    await spec({ experience: 'llm', model: 'local' });
     await writeFile(join(runDirectory, 'config.json'), '{}');
-    await writeFile(
-      join(runDirectory, 'models.json'),
-      JSON.stringify({ experience: 'llm', model: 'local' }),
-    );
     const resume = async (args: string[]) => {
       const io = captureIo({ env: env() });
       expect(await runCli(['train', '--run-dir', runDirectory, '--resume', ...args], io)).toBe(2);
       return io.err();
     };
     expect(await resume(['--experience', 'hybrid'])).toMatch(
-      /was trained with --experience llm \(models\.json\); --resume continues it as it started: drop --experience hybrid/,
+      /was trained with --experience llm \(run\.json\); --resume continues it as it started: drop --experience hybrid/,
     );
     expect(await resume(['--task-generator', 'llm'])).toMatch(
-      /was trained with the default --task-generator \(models\.json\).*drop --task-generator llm/,
+      /was trained with the default --task-generator \(run\.json\).*drop --task-generator llm/,
     );
     // Which model is fixed; how the local one runs may change.
     expect(await resume(['--model', 'other.gguf'])).toMatch(/drop --model other\.gguf/);
     expect(await resume(['--model-threads', 'two'])).toMatch(/--model-threads must be an integer/);
-    await writeFile(join(runDirectory, 'models.json'), JSON.stringify({ experiance: 'llm' }));
-    expect(await resume([])).toMatch(/models\.json must map model flags .*"experiance" is not one/);
+    await spec({ experiance: 'llm' });
+    expect(await resume([])).toMatch(/run\.json.*models.*experiance/s);
   });
 });
 
@@ -303,7 +306,7 @@ describe('dreamgym train --embedder openai', () => {
       expect(requests.length).toBeGreaterThan(2);
       expect(requests.every((request) => request.status === 200)).toBe(true);
       expect(run.record.bufferSize).toBeGreaterThan(0);
-      expect(JSON.parse(await readFile(join(run.runDirectory, 'models.json'), 'utf8'))).toEqual({
+      expect(JSON.parse(await readFile(join(run.runDirectory, 'run.json'), 'utf8')).models).toEqual({
         embedder: 'openai',
         'embedding-model': 'test-embedder',
         'embedding-base-url': server.url,
@@ -376,7 +379,7 @@ describe('dreamgym train with the local LLM on ALFWorld', () => {
     // Every synthetic step was the LLM's (one request each, more when an answer was malformed).
     expect(run.loads).toBe(1);
     expect(run.structuredCalls).toBeGreaterThanOrEqual(run.experience.length);
-    expect(JSON.parse(await readFile(join(run.runDirectory, 'models.json'), 'utf8'))).toEqual({
+    expect(JSON.parse(await readFile(join(run.runDirectory, 'run.json'), 'utf8')).models).toEqual({
       experience: 'llm',
       model: 'local',
       'model-concurrency': '1',
@@ -385,14 +388,14 @@ describe('dreamgym train with the local LLM on ALFWorld', () => {
       `train --experience llm: ${run.seconds.toFixed(1)} s, ${run.experience.length} synthetic steps, ${run.structuredCalls} LLM requests\n`,
     );
 
-    // The finished run resumes with the parts models.json names, and adds no iteration.
+    // The finished run resumes with the parts run.json names, and adds no iteration.
     const resumed = captureIo({ env: env() });
     expect(await runCli(['train', '--run-dir', run.runDirectory, '--resume'], resumed)).toBe(0);
     expect(resumed.err()).toMatch(/experience model: the reasoning LLM smollm2-135m-instruct/);
     expect(resumed.err()).toMatch(/resumed .* from checkpoint iteration-000001/);
 
     // `dreamgym eval --environment synthetic` steps the run's own synthetic environment: the
-    // LLM of models.json, retrieving from the offline transitions and the run's experience.
+    // LLM of run.json, retrieving from the offline transitions and the run's experience.
     // On a train task, which starts from its expert trajectory's first observation (SmolLM2
     // cannot write a whole ALFWorld room as an initial state within its token limit).
     const evaluation = await countingLlama(() => evalSynthetic(run.runDirectory, 1));

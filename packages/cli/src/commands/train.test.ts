@@ -44,7 +44,7 @@ describe('dreamgym train --policy', () => {
       /--policy llm needs the package @dreamgym\/no-such-llm-package, which could not be loaded .*npm install @dreamgym\/no-such-llm-package.*--policy linear/s,
     );
     // Nothing was set up: the error comes before the domain loads.
-    expect(existsSync(join(directory, 'missing', 'setup.json'))).toBe(false);
+    expect(existsSync(join(directory, 'missing', 'run.json'))).toBe(false);
 
     const stray = capture({ DREAMGYM_DATA_DIR: dataRoot() });
     expect(
@@ -119,7 +119,9 @@ describe('dreamgym train --policy', () => {
     expect(code).toBe(0);
     expect(io.err()).toMatch(/policy: LLM llm:smollm2-135m-instruct \(lora, \d+ trainable/);
     expect(io.out()).toMatch(/success after +training \(greedy\): .* on 1 real episode/);
-    expect(JSON.parse(await readFile(join(runDirectory, 'policy.json'), 'utf8'))).toMatchObject({
+    expect(
+      JSON.parse(await readFile(join(runDirectory, 'run.json'), 'utf8')).policy,
+    ).toMatchObject({
       kind: 'llm',
       package: '@dreamgym/llama',
       settings: { model: 'local', maxTokens: 24, trainer: { topLayers: 1 } },
@@ -159,9 +161,9 @@ describe('dreamgym train --policy', () => {
         switched,
       ),
     ).toBe(2);
-    expect(switched.err()).toMatch(/trains the llm policy \(policy.json\).*drop --policy linear/);
+    expect(switched.err()).toMatch(/trains the llm policy \(run.json\).*drop --policy linear/);
 
-    // `dreamgym eval` rebuilds the run's LLM policy from policy.json and its checkpoint.
+    // `dreamgym eval` rebuilds the run's LLM policy from run.json and its checkpoint.
     const evaluation = capture(env);
     expect(
       await runCli(

@@ -80,7 +80,7 @@ Models (the defaults are embedded and need no model; one --model backs every LLM
   --model-concurrency N  --model-context-size N  --model-threads N   the in-process model of
                              --experience and --task-generator (the LLM policy's settings are
                              the "llmPolicy" object of --config)
-  A resumed run keeps its models (models.json); only --base-url, --embedding-base-url,
+  A resumed run keeps its models (run.json); only --base-url, --embedding-base-url,
   --model-concurrency and --model-threads may change.
 
 Policy:
