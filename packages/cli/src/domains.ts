@@ -6,7 +6,7 @@
  * is installed: a global install (`npm install -g @dreamgym/cli @dreamgym/alfworld`) keeps the
  * adapters beside the CLI, outside any project.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -67,19 +67,59 @@ function resolvePackage(packageName: string): string {
   throw failure;
 }
 
+/** The folder `node_modules/<packageName>` nearest above a search root, where one exists. */
+function installedPackageFolder(packageName: string): string | undefined {
+  for (const root of searchRoots()) {
+    for (let directory = root; ; directory = dirname(directory)) {
+      const folder = join(directory, 'node_modules', packageName);
+      if (existsSync(join(folder, 'package.json'))) return realpathSync(folder);
+      if (dirname(directory) === directory) break;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Why `packageName` did not resolve. An installed package whose entry is missing is a
+ * workspace package not built yet: the CLI loads adapters' `dist/`, which only a build makes
+ * (npm links a workspace package's source folder at install time).
+ */
+function unresolvedError(domain: string, packageName: string, error: unknown): ConfigError {
+  const folder = installedPackageFolder(packageName);
+  if (folder !== undefined) {
+    const what = existsSync(join(folder, 'dist'))
+      ? `its entry does not resolve (${(error as Error).message.split('\n')[0]})`
+      : 'it has no dist/, which the CLI loads';
+    return new ConfigError(
+      `Domain "${domain}": package ${packageName} is installed (${folder}) but not built: ${what}. Build it from the repository root: npx turbo run build --filter=${packageName} (again after every change to it).`,
+      { field: 'domain', cause: error },
+    );
+  }
+  const installed = installedAdapterPackages();
+  return new ConfigError(
+    `Unknown domain "${domain}": package ${packageName} is not installed. Installed adapters: ${installed.length > 0 ? installed.join(', ') : 'none'}. Install one (npm install @dreamgym/alfworld) or name a package with --adapter-package.`,
+    { field: 'domain', cause: error },
+  );
+}
+
 /** Loads the adapter of `domain` and builds it with `options`. */
 export async function loadDomainAdapter(
   domain: string,
   options: Record<string, unknown>,
   packageName = `@dreamgym/${domain}`,
 ): Promise<DomainAdapter> {
+  let entry: string;
+  try {
+    entry = resolvePackage(packageName);
+  } catch (error) {
+    throw unresolvedError(domain, packageName, error);
+  }
   let module: Record<string, unknown>;
   try {
-    module = (await import(resolvePackage(packageName))) as Record<string, unknown>;
+    module = (await import(entry)) as Record<string, unknown>;
   } catch (error) {
-    const installed = installedAdapterPackages();
     throw new ConfigError(
-      `Unknown domain "${domain}": package ${packageName} is not installed. Installed adapters: ${installed.length > 0 ? installed.join(', ') : 'none'}. Install one (npm install @dreamgym/alfworld) or name a package with --adapter-package.`,
+      `Domain "${domain}": package ${packageName} (${entry}) failed to load: ${(error as Error)?.message ?? String(error)}. Rebuild it (npx turbo run build --filter=${packageName} in its repository) or reinstall it.`,
       { field: 'domain', cause: error },
     );
   }
