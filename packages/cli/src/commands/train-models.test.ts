@@ -306,11 +306,13 @@ describe('dreamgym train --embedder openai', () => {
       expect(requests.length).toBeGreaterThan(2);
       expect(requests.every((request) => request.status === 200)).toBe(true);
       expect(run.record.bufferSize).toBeGreaterThan(0);
-      expect(JSON.parse(await readFile(join(run.runDirectory, 'run.json'), 'utf8')).models).toEqual({
-        embedder: 'openai',
-        'embedding-model': 'test-embedder',
-        'embedding-base-url': server.url,
-      });
+      expect(JSON.parse(await readFile(join(run.runDirectory, 'run.json'), 'utf8')).models).toEqual(
+        {
+          embedder: 'openai',
+          'embedding-model': 'test-embedder',
+          'embedding-base-url': server.url,
+        },
+      );
 
       // `dreamgym eval --environment synthetic` embeds with the run's embedder; where the
       // server has moved, --embedding-base-url says so.

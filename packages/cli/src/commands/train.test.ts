@@ -119,13 +119,13 @@ describe('dreamgym train --policy', () => {
     expect(code).toBe(0);
     expect(io.err()).toMatch(/policy: LLM llm:smollm2-135m-instruct \(lora, \d+ trainable/);
     expect(io.out()).toMatch(/success after +training \(greedy\): .* on 1 real episode/);
-    expect(
-      JSON.parse(await readFile(join(runDirectory, 'run.json'), 'utf8')).policy,
-    ).toMatchObject({
-      kind: 'llm',
-      package: '@dreamgym/llama',
-      settings: { model: 'local', maxTokens: 24, trainer: { topLayers: 1 } },
-    });
+    expect(JSON.parse(await readFile(join(runDirectory, 'run.json'), 'utf8')).policy).toMatchObject(
+      {
+        kind: 'llm',
+        package: '@dreamgym/llama',
+        settings: { model: 'local', maxTokens: 24, trainer: { topLayers: 1 } },
+      },
+    );
     // One iteration: one update of the LLM through the worker, its state in the checkpoint.
     const [record] = (await readFile(join(runDirectory, 'metrics.jsonl'), 'utf8'))
       .trim()
