@@ -13,7 +13,8 @@ import {
   ReplayBuffer,
   RetrievalExperienceModel,
   SeededRandom,
-  SyntheticEnvironment,
+  type SyntheticEnvironment,
+  syntheticEnvironmentFromConfig,
   type Trajectory,
   type Transition,
   trajectoryToTransitions,
@@ -259,22 +260,23 @@ async function syntheticSteps(
     timings,
   });
   const queries: { vector: Float32Array; filter: RetrievalFilter | undefined }[] = [];
-  const environment = new SyntheticEnvironment({
-    model,
-    retriever: timedRetriever(buffer, parts, queries),
-    adapter: {
-      name: adapter.name,
-      parseAction: (text) => adapter.parseAction(text),
-      candidateActions: (observation, history) => {
-        const started = performance.now();
-        const actions = adapter.candidateActions(observation, history);
-        parts.candidateActions += performance.now() - started;
-        return actions;
+  const environment = syntheticEnvironmentFromConfig(
+    { retrieval: { k: K }, maxSteps: 30 },
+    {
+      experienceModel: model,
+      retriever: timedRetriever(buffer, parts, queries),
+      adapter: {
+        name: adapter.name,
+        parseAction: (text) => adapter.parseAction(text),
+        candidateActions: (observation, history) => {
+          const started = performance.now();
+          const actions = adapter.candidateActions(observation, history);
+          parts.candidateActions += performance.now() - started;
+          return actions;
+        },
       },
     },
-    k: K,
-    maxSteps: 30,
-  });
+  );
   const play = episodeDriver(environment, heldOut);
   await play.run(WARM_UP_STEPS, false);
   // The warm-up's share of the parts is left out.
