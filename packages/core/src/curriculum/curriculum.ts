@@ -11,6 +11,7 @@ import { formatFieldPath } from '../mdp/jsonl.js';
 import type { Task } from '../mdp/schemas.js';
 import { parseOptions } from '../parse-options.js';
 import type { SeededRandom } from '../random/seeded-random.js';
+import { emptyGrowthWarning } from './growth-warning.js';
 import type { TaskGenerator, TaskRejection } from './task-generator.js';
 import { TaskPool, TaskPoolSnapshotSchema } from './task-pool.js';
 import { selectTasksToExpand } from './task-selection.js';
@@ -65,6 +66,11 @@ export interface CurriculumGrowth {
   rejected: TaskRejection[];
   /** Why nothing was generated, when nothing was. */
   skipped?: 'disabled' | 'no-informative-task' | 'pool-full';
+  /**
+   * Set when tasks were expanded but none was added (every candidate rejected): why, and
+   * what to do. `DreamGymLoop` logs it; a run that always gets it trains on its seed tasks only.
+   */
+  warning?: string;
 }
 
 /** Options of {@link Curriculum}. */
@@ -176,6 +182,12 @@ export class Curriculum {
         .map((task) => ({ ...task, origin: 'generated' as const, iteration })),
     );
     for (const { taskId } of selected) this.pool.recordExpanded(taskId);
+    const warning = emptyGrowthWarning({
+      expanded: selected.length,
+      asked: count,
+      added: added.length,
+      rejected,
+    });
     return {
       iteration,
       expanded: selected.map(({ taskId, variance, meanReward, rollouts }) => ({
@@ -186,6 +198,7 @@ export class Curriculum {
       })),
       added,
       rejected,
+      ...(warning === undefined ? {} : { warning }),
     };
   }
 

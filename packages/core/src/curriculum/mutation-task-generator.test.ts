@@ -115,7 +115,9 @@ describe('MutationTaskGenerator on the corridor domain', () => {
 
   it('with an embedder also rejects near-duplicates; the threshold must suit the domain', async () => {
     // Corridor instructions differ only in two room numbers: HashingEmbedder puts them at
-    // a cosine of about 0.92, so 0.9 calls every new layout a near-duplicate and 0.99 none.
+    // a cosine of about 0.92-0.97, so 0.9 calls every new layout that starts from the same
+    // first state (room 0 empty) a near-duplicate, and 0.99 none. A layout with the key or
+    // the door in room 0 starts from another state: another task, whatever its instruction.
     const parent = corridorTask({ length: 10, keyRoom: 3, doorRoom: 7 });
     const rejections: TaskRejection[] = [];
     const strict = new MutationTaskGenerator({
@@ -124,17 +126,20 @@ describe('MutationTaskGenerator on the corridor domain', () => {
       similarityThreshold: 0.9,
       maxRounds: 2,
     });
-    const none = await strict.generate([parent], 3, {
+    const others = await strict.generate([parent], 3, {
       iteration: 0,
       random: new SeededRandom(6),
       existing: [parent],
       onReject: (rejection) => rejections.push(rejection),
     });
-    expect(none).toEqual([]);
+    expect(others.map((task) => task.initialObservation!.text)).toEqual([
+      'You enter the corridor. You are in room 0. You see a door.',
+    ]);
     expect(rejections.length).toBeGreaterThanOrEqual(3);
     for (const rejection of rejections) {
       expect(rejection.reason).toBe('near-duplicate');
       expect(rejection.similarity).toBeGreaterThanOrEqual(0.9);
+      expect(rejection.detail).toMatch(/from the same first state$/);
     }
     const lenient = new MutationTaskGenerator({
       adapter,

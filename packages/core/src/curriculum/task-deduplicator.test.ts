@@ -86,3 +86,72 @@ describe('TaskDeduplicator (near-duplicates, HashingEmbedder)', () => {
     ]);
   });
 });
+
+describe('TaskDeduplicator (task identity: instruction and first state)', () => {
+  const start = (text: string) => ({ initialObservation: { text } });
+  const board = (id: string, text: string, parentId = 'parent'): Task => ({
+    ...task(id, 'Solve the puzzle.', parentId),
+    ...start(text),
+  });
+
+  it('keeps tasks that share an instruction sentence but start from different states', async () => {
+    // A domain whose every task says one sentence: what differs is the board it starts from.
+    const known = [board('k1', 'Board: 1 2 3 / 4 _ 5', 'root')];
+    const candidates = [
+      board('c1', 'Board: 2 1 3 / 4 _ 5'),
+      board('c2', 'Board:  1 2 3 /\n4 _ 5'), // the known board, spaced otherwise
+      board('c3', 'Board: 2 1 3 / 4 _ 5'), // c1's board again
+      board('c4', 'Board: 5 4 3 / 2 _ 1'),
+    ];
+    const { accepted, rejected } = await new TaskDeduplicator({
+      embedder: new HashingEmbedder(),
+    }).filter(candidates, known);
+    expect(accepted.map((t) => t.id)).toEqual(['c1', 'c4']);
+    expect(rejected.map((r) => [r.instruction, r.reason, r.detail])).toEqual([
+      [
+        'Solve the puzzle.',
+        'exact-duplicate',
+        'same instruction as "Solve the puzzle." (task k1), from the same first state',
+      ],
+      [
+        'Solve the puzzle.',
+        'exact-duplicate',
+        'same instruction as "Solve the puzzle." (task c1), from the same first state',
+      ],
+    ]);
+  });
+
+  it('compares near-duplicates only among tasks of the same first state', async () => {
+    const kitchen = 'You are in the kitchen. You see a fridge 1.';
+    const known = [{ ...task('k1', 'put a clean apple in the fridge', 'root'), ...start(kitchen) }];
+    const { accepted, rejected } = await new TaskDeduplicator({
+      embedder: new HashingEmbedder(),
+    }).filter(
+      [
+        { ...task('c1', 'then put a clean apple in the fridge'), ...start(kitchen) },
+        { ...task('c2', 'then put a clean apple in the fridge'), ...start('You are in the hall.') },
+      ],
+      known,
+    );
+    expect(accepted.map((t) => t.id)).toEqual(['c2']);
+    expect(rejected).toEqual([
+      expect.objectContaining({
+        reason: 'near-duplicate',
+        duplicateOf: 'put a clean apple in the fridge',
+      }),
+    ]);
+  });
+
+  it('compares a task that records no first state with every task, by its instruction', async () => {
+    const known = [task('k1', 'Solve the puzzle.', 'root')];
+    const { accepted, rejected } = await new TaskDeduplicator().filter(
+      [board('c1', 'Board: 2 1 3 / 4 _ 5'), task('c2', 'Solve the puzzle')],
+      known,
+    );
+    expect(accepted).toEqual([]);
+    expect(rejected.map((r) => r.detail)).toEqual([
+      'same instruction as "Solve the puzzle." (task k1), one of them records no first state',
+      'same instruction as "Solve the puzzle." (task k1), one of them records no first state',
+    ]);
+  });
+});

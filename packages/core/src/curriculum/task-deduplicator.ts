@@ -1,7 +1,16 @@
 /**
- * De-duplication of generated tasks: exact duplicates by normalised instruction, and
- * near-duplicates by cosine similarity of instruction embeddings, against the pool and
- * against the other new candidates.
+ * De-duplication of generated tasks against the pool and against the other new candidates:
+ * exact duplicates by normalised instruction, and near-duplicates by cosine similarity of
+ * instruction embeddings, each among tasks that start from the same first state.
+ *
+ * A task is what the policy is given: an instruction and a first state. The synthetic
+ * environment plays a task from those two (and its world), so two tasks alike in both are
+ * one task to the policy and to the synthetic environment, whatever else their `meta` holds
+ * (a goal the instruction does not state cannot be learned apart). Two tasks that share an
+ * instruction sentence but start from different states (another room, page or board) are
+ * different tasks: comparing instructions alone rejected every variant of a domain whose
+ * tasks all say the same sentence. A task whose first state is not recorded could start
+ * anywhere, so it is compared with every task by its instruction, as before.
  */
 import { ConfigError, ModelError } from '../errors.js';
 import type { Task } from '../mdp/schemas.js';
@@ -65,6 +74,39 @@ function cosine(a: Float32Array, b: Float32Array): number {
 }
 
 /**
+ * The first state as compared: its text with runs of white space collapsed, or undefined when
+ * the task does not record one. A state mapper gives one text per state (the adapter guide's
+ * step 3), so equal texts are the same state.
+ */
+function startOf(task: Task): string | undefined {
+  const text = task.initialObservation?.text;
+  return text === undefined ? undefined : text.replace(/\s+/g, ' ').trim();
+}
+
+/** Whether two tasks may start from the same state: equal first states, or one unrecorded. */
+function sameStart(a: string | undefined, b: string | undefined): boolean {
+  return a === undefined || b === undefined || a === b;
+}
+
+/** A task as the de-duplicator compares it. */
+interface Compared {
+  task: Task;
+  start: string | undefined;
+}
+
+function compared(task: Task): Compared {
+  return { task, start: startOf(task) };
+}
+
+function duplicateDetail(kind: string, other: Compared, candidate: Compared): string {
+  const where =
+    other.start === undefined || candidate.start === undefined
+      ? 'one of them records no first state'
+      : 'from the same first state';
+  return `${kind} "${other.task.instruction}" (task ${other.task.id}), ${where}`;
+}
+
+/**
  * Rejects candidate tasks that duplicate known tasks or each other. Keeps the embeddings
  * of instructions it has seen, so a growing pool is embedded once, not at every call.
  */
@@ -86,8 +128,8 @@ export class TaskDeduplicator {
 
   /**
    * Splits `candidates` into accepted and rejected. A candidate is compared with every
-   * task in `known` and with the candidates accepted before it, so of two duplicates
-   * among the candidates the first wins.
+   * task in `known` and with the candidates accepted before it that may share its first
+   * state, so of two duplicates among the candidates the first wins.
    */
   async filter(
     candidates: readonly Task[],
@@ -96,27 +138,36 @@ export class TaskDeduplicator {
   ): Promise<DeduplicationResult> {
     const accepted: Task[] = [];
     const rejected: Array<{ position: number; rejection: TaskRejection }> = [];
-    const seen = new Map<string, string>();
-    for (const task of known) seen.set(normalizeInstruction(task.instruction), task.instruction);
+    // Normalised instruction -> the tasks with it (known, then accepted candidates).
+    const seen = new Map<string, Compared[]>();
+    const remember = (entry: Compared): void => {
+      const key = normalizeInstruction(entry.task.instruction);
+      const list = seen.get(key);
+      if (list) list.push(entry);
+      else seen.set(key, [entry]);
+    };
+    for (const task of known) remember(compared(task));
 
-    const exactSurvivors: Array<{ position: number; candidate: Task }> = [];
-    candidates.forEach((candidate, position) => {
-      const key = normalizeInstruction(candidate.instruction);
-      const duplicateOf = seen.get(key);
-      if (duplicateOf !== undefined) {
+    const exactSurvivors: Array<{ position: number; candidate: Compared }> = [];
+    candidates.forEach((task, position) => {
+      const candidate = compared(task);
+      const duplicate = seen
+        .get(normalizeInstruction(task.instruction))
+        ?.find((other) => sameStart(other.start, candidate.start));
+      if (duplicate !== undefined) {
         rejected.push({
           position,
           rejection: {
             reason: 'exact-duplicate',
-            parentId: candidate.parentId ?? candidate.id,
-            instruction: candidate.instruction,
-            detail: `same instruction as "${duplicateOf}"`,
-            duplicateOf,
+            parentId: task.parentId ?? task.id,
+            instruction: task.instruction,
+            detail: duplicateDetail('same instruction as', duplicate, candidate),
+            duplicateOf: duplicate.task.instruction,
           },
         });
         return;
       }
-      seen.set(key, candidate.instruction);
+      remember(candidate);
       exactSurvivors.push({ position, candidate });
     });
     const result = (): DeduplicationResult => ({
@@ -125,45 +176,50 @@ export class TaskDeduplicator {
       rejected: rejected.sort((a, b) => a.position - b.position).map(({ rejection }) => rejection),
     });
     if (!this.embedder || exactSurvivors.length === 0) {
-      accepted.push(...exactSurvivors.map(({ candidate }) => candidate));
+      accepted.push(...exactSurvivors.map(({ candidate }) => candidate.task));
       return result();
     }
 
     await this.embedMissing(
-      [...known, ...exactSurvivors.map(({ candidate }) => candidate)],
+      [...known, ...exactSurvivors.map(({ candidate }) => candidate.task)],
       signal,
     );
-    const reference: Array<{ instruction: string; vector: Float32Array }> = known.map((task) => ({
-      instruction: task.instruction,
+    const reference: Array<Compared & { vector: Float32Array }> = known.map((task) => ({
+      ...compared(task),
       vector: this.vectorOf(task.instruction),
     }));
     for (const { position, candidate } of exactSurvivors) {
-      const vector = this.vectorOf(candidate.instruction);
+      const vector = this.vectorOf(candidate.task.instruction);
       let best = -1;
-      let bestInstruction = '';
+      let closest: Compared | undefined;
       for (const other of reference) {
+        if (!sameStart(other.start, candidate.start)) continue;
         const similarity = cosine(vector, other.vector);
         if (similarity > best) {
           best = similarity;
-          bestInstruction = other.instruction;
+          closest = other;
         }
       }
-      if (best >= this.similarityThreshold) {
+      if (closest !== undefined && best >= this.similarityThreshold) {
         rejected.push({
           position,
           rejection: {
             reason: 'near-duplicate',
-            parentId: candidate.parentId ?? candidate.id,
-            instruction: candidate.instruction,
-            detail: `cosine similarity ${best.toFixed(3)} >= ${this.similarityThreshold} to "${bestInstruction}"`,
-            duplicateOf: bestInstruction,
+            parentId: candidate.task.parentId ?? candidate.task.id,
+            instruction: candidate.task.instruction,
+            detail: duplicateDetail(
+              `cosine similarity ${best.toFixed(3)} >= ${this.similarityThreshold} to`,
+              closest,
+              candidate,
+            ),
+            duplicateOf: closest.task.instruction,
             similarity: best,
           },
         });
         continue;
       }
-      accepted.push(candidate);
-      reference.push({ instruction: candidate.instruction, vector });
+      accepted.push(candidate.task);
+      reference.push({ ...candidate, vector });
     }
     return result();
   }

@@ -10,9 +10,15 @@ import type { SeededRandom } from '../random/seeded-random.js';
 
 /** Why a candidate task was not added. */
 export type TaskRejectionReason =
-  /** Same instruction as a task in the pool or an earlier candidate (case and spacing ignored). */
+  /**
+   * Same instruction (case and spacing ignored) as a task in the pool or an earlier candidate
+   * that starts from the same first state, or records none (see `TaskDeduplicator`).
+   */
   | 'exact-duplicate'
-  /** Embedding cosine similarity at or above the threshold to a pool task or earlier candidate. */
+  /**
+   * Embedding cosine similarity at or above the threshold to a pool task or earlier candidate
+   * of the same first state (or of none recorded).
+   */
   | 'near-duplicate'
   /** Failed validation: empty, too short or long, or refused by the domain validator. */
   | 'invalid'

@@ -397,6 +397,7 @@ export class DreamGymLoop {
       );
       if (growth.added.length > 0)
         this.log(`iteration ${counters.iteration}: ${growth.added.length} new tasks`);
+      if (growth.warning) this.log(`warning: iteration ${counters.iteration}: ${growth.warning}`);
       const isLast =
         counters.iteration + 1 === config.iterations && config.simToReal.realTransitionBudget === 0;
       await this.finishIteration(state, { phase: 'synthetic', update, batch, isLast, started });
