@@ -221,6 +221,79 @@ describe('dreamgym new adapter, end to end in a scratch copy of the repository',
     }
     expect([...named].sort()).toEqual([...STUB_PARTS].sort());
   }, 240_000);
+
+  it("passes the adapter's dataDir to connectReal, and skips the real environment's checks, saying why, where its engine is absent", async () => {
+    const directory = join(root, 'adapters', 'demo-bench');
+    // As its author would on a machine without the engine: the check of step 8 says it is absent.
+    const connect = join(directory, 'src', 'real', 'connect.ts');
+    const source = await readFile(connect, 'utf8');
+    expect(source).toContain('  return undefined;\n}');
+    await writeFile(
+      connect,
+      source.replace(
+        '  return undefined;\n}',
+        "  return 'no Demo Bench engine here: install it';\n}",
+      ),
+    );
+    // What `dreamgym train --data DIR` does: the factory gets { dataDir }, then connectReal({}).
+    await writeFile(
+      join(directory, 'src', 'data-dir.test.ts'),
+      `import { expect, it, vi } from 'vitest';
+
+const received = vi.hoisted(() => [] as unknown[]);
+vi.mock('./real/connect.js', async (importOriginal) => ({
+  ...(await importOriginal<Record<string, unknown>>()),
+  connectDemoBenchReal: async (options: unknown) => {
+    received.push(options);
+    return {};
+  },
+}));
+const { createDemoBenchAdapter } = await import('./adapter.js');
+
+it('gives connectReal the dataDir the adapter was created with', async () => {
+  await createDemoBenchAdapter({ dataDir: '/data/demo-bench', real: { maxSteps: 5 } }).connectReal({});
+  await createDemoBenchAdapter({ dataDir: '/data/demo-bench' }).connectReal({ dataDir: '/elsewhere' });
+  expect(received).toEqual([
+    { dataDir: '/data/demo-bench', maxSteps: 5 },
+    { dataDir: '/elsewhere' },
+  ]);
+});
+`,
+    );
+    const report = join(root, 'vitest-report-absent-engine.json');
+    const run = await exec(
+      bin('vitest'),
+      [
+        'run',
+        '--project',
+        '@dreamgym/demo-bench',
+        '--reporter=verbose',
+        '--reporter=json',
+        `--outputFile.json=${report}`,
+      ],
+      root,
+    );
+    expect(run.code, run.output).toBe(1);
+    const results = JSON.parse(readFileSync(report, 'utf8')) as {
+      testResults: Array<{ assertionResults: Array<{ fullName: string; status: string }> }>;
+    };
+    const tests = results.testResults.flatMap((file) => file.assertionResults);
+    const environment = tests.filter((test) => test.fullName.startsWith('Environment conformance'));
+    expect(environment).toHaveLength(5);
+    expect(environment.map((test) => test.status)).toEqual(Array(5).fill('skipped'));
+    // The reason is printed beside each skipped check.
+    expect(run.output.match(/\[no Demo Bench engine here: install it\]/g)).toHaveLength(5);
+    expect(
+      tests.filter(
+        (test) => test.fullName.startsWith('DomainAdapter conformance') && test.status === 'failed',
+      ),
+    ).toHaveLength(9);
+    expect(
+      tests.find(
+        (test) => test.fullName === 'gives connectReal the dataDir the adapter was created with',
+      )?.status,
+    ).toBe('passed');
+  }, 240_000);
 });
 
 describe('dreamgym new adapter, refusals and helpers', () => {

@@ -15,6 +15,13 @@ import {
 export interface DescribeConformanceOptions {
   /** Per-check timeout in milliseconds (real environments can be slow). Default 30 000. */
   timeout?: number;
+  /**
+   * Why the checks cannot run on this machine (the real environment's engine is not
+   * installed), or undefined to run them. With a reason, every check is reported skipped with
+   * it as its note: where the engine is, the checks run, so check for what the environment
+   * needs, not whether it works.
+   */
+  skip?: string;
 }
 
 function describeChecks(
@@ -22,9 +29,16 @@ function describeChecks(
   checks: ConformanceCheck[],
   options: DescribeConformanceOptions,
 ) {
+  const { skip } = options;
   // The checks of one suite share state (a policy) and must run in order.
   describe.sequential(title, () => {
-    for (const check of checks) it(check.name, () => check.run(), options.timeout ?? 30_000);
+    for (const check of checks) {
+      it(
+        check.name,
+        (context) => (skip === undefined ? check.run() : context.skip(skip)),
+        options.timeout ?? 30_000,
+      );
+    }
   });
 }
 
@@ -36,6 +50,10 @@ function describeChecks(
  * describeEnvironmentConformance('alfworld real engine', {
  *   createEnvironment: () => adapter.connectReal({ dataDir }),
  *   tasks: [task],
+ * });
+ * // Where the engine may be absent: skipped, saying why, when it is.
+ * describeEnvironmentConformance('acme real engine', options, {
+ *   skip: existsSync(engine) ? undefined : `no ACME engine at ${engine}: run its set-up`,
  * });
  */
 export function describeEnvironmentConformance(

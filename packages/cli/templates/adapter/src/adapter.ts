@@ -22,7 +22,11 @@ export const __CONSTANT___DOMAIN = '__NAME__';
 
 /** Options of {@link create__PASCAL__Adapter}. */
 export const __PASCAL__AdapterOptionsSchema = z.object({
-  /** The __TITLE__ dataset directory (tasks and offline trajectories). */
+  /**
+   * The __TITLE__ dataset directory (tasks and offline trajectories); `dreamgym train --data
+   * DIR` passes it. `connectReal` plays its tasks from there unless told otherwise; read the
+   * training split from it in `mutateTask` where new entities come from the data.
+   */
   dataDir: z.string().min(1).optional(),
   /**
    * Defaults for `connectReal`: the options given to `connectReal(options)` override them
@@ -57,7 +61,7 @@ function parseOptions(options: unknown): z.output<typeof __PASCAL__AdapterOption
  * for await (const task of adapter.datasets.tasks.load(dataDir, { limit: 3 })) console.log(task.instruction);
  */
 export function create__PASCAL__Adapter(options: __PASCAL__AdapterOptions = {}): __PASCAL__Adapter {
-  const parsed = parseOptions(options);
+  const { dataDir, real } = parseOptions(options);
   return {
     name: __CONSTANT___DOMAIN,
     toObservation: map__PASCAL__Observation,
@@ -73,6 +77,10 @@ export function create__PASCAL__Adapter(options: __PASCAL__AdapterOptions = {}):
     defaults: { evaluationSplit: 'test', evaluationEnvironment: 'synthetic' },
     mutateTask: mutate__PASCAL__Task,
     connectReal: (realOptions: __PASCAL__RealOptions = {}): Promise<Environment> =>
-      connect__PASCAL__Real({ ...parsed.real, ...realOptions }),
+      connect__PASCAL__Real({
+        ...(dataDir === undefined ? {} : { dataDir }),
+        ...real,
+        ...realOptions,
+      }),
   };
 }

@@ -15,7 +15,7 @@ export function load__PASCAL__Tasks(
   throw notImplemented(
     'datasets.tasks',
     'src/datasets/tasks.ts',
-    'write load__PASCAL__Tasks(dir, { splits, limit }): stream validated Tasks, throwing DatasetNotFoundError for a missing directory and DatasetFormatError with file:line and field for a bad record (core parseRecord and readJsonlLines do both)',
+    'write load__PASCAL__Tasks(dir, { splits, limit }): stream validated Tasks, throwing DatasetNotFoundError for a missing directory and DatasetFormatError with file:line and field for a bad record (parseRecord and readJsonlLines from @dreamgym/core/mdp do both)',
     1,
   );
 }
