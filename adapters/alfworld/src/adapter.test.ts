@@ -118,6 +118,21 @@ describe('createAlfworldAdapter', () => {
     expect(ConfigError).toBeDefined();
   });
 
+  it('explores and generates experts on its data folder, refusing a setting they do not take', async () => {
+    const output = join(alfworldDataDirectory(), 'never-written.jsonl');
+    // Refused before any engine starts: nothing is written.
+    await expect(createAlfworldAdapter().explore!({ output })).rejects.toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID', field: 'dataDir' }),
+    );
+    const adapter = createAlfworldAdapter({ dataDir: alfworldDataDirectory() });
+    await expect(adapter.explore!({ output, settings: { epsilonn: 0.2 } })).rejects.toThrow(
+      /Invalid ALFWorld exploration option.*epsilonn/,
+    );
+    await expect(
+      adapter.generateExpertTrajectories!({ output, settings: { expert: 'oracle' } }),
+    ).rejects.toThrow(/Invalid ALFWorld expert generation option `expert`/);
+  });
+
   it('maps raw engine output through toObservation', () => {
     expect(
       adapter.toObservation({ text: '-= Welcome to TextWorld, ALFRED! =-\n\nYou arrive at loc 1.' })

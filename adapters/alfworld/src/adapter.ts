@@ -12,6 +12,11 @@ import { alfworldExperienceHints } from './experience-hints.js';
 import { mutateAlfworldTask } from './mutate-task.js';
 import { alfworldPrompts } from './prompts.js';
 import {
+  GenerateAlfworldExpertOptionsSchema,
+  generateAlfworldExpertTrajectories,
+} from './real/expert.js';
+import { ExploreAlfworldOptionsSchema, exploreAlfworld } from './real/explore.js';
+import {
   type AlfworldRealOptionsInput,
   AlfworldRealOptionsSchema,
   connectAlfworldReal,
@@ -89,5 +94,44 @@ export function createAlfworldAdapter(options: AlfworldAdapterOptions = {}): Alf
         ...real,
         ...realOptions,
       }),
+    explore: async ({ settings, onEpisode, ...common }) => {
+      const options = { ...settings, ...common, dataDir: needDataDir(dataDir, 'explore') };
+      // Checked whole first: a setting this exploration does not take is refused, not dropped.
+      const checked = parseOptions(
+        ExploreAlfworldOptionsSchema.strict(),
+        options,
+        'ALFWorld exploration',
+      );
+      return exploreAlfworld({ ...checked, ...(onEpisode ? { onEpisode } : {}) });
+    },
+    generateExpertTrajectories: async ({ settings, onProgress, output, games, ...common }) => {
+      const options = {
+        ...settings,
+        ...common,
+        ...(games ? { games: [...games] } : {}),
+        out: output,
+        dataDir: needDataDir(dataDir, 'generateExpertTrajectories'),
+      };
+      const checked = parseOptions(
+        GenerateAlfworldExpertOptionsSchema.strict(),
+        options,
+        'ALFWorld expert generation',
+      );
+      return generateAlfworldExpertTrajectories({
+        ...checked,
+        ...(onProgress ? { onProgress } : {}),
+      });
+    },
   };
+}
+
+/** The adapter's data folder, which `member` plays on. */
+function needDataDir(dataDir: string | undefined, member: string): string {
+  if (dataDir === undefined) {
+    throw new ConfigError(
+      `adapter.${member} plays the games of the adapter's data folder: createAlfworldAdapter({ dataDir }).`,
+      { field: 'dataDir' },
+    );
+  }
+  return dataDir;
 }

@@ -240,4 +240,14 @@ describe('createTextworldAdapter', () => {
       expect.objectContaining({ code: 'CONFIG_INVALID', field: 'real.maxSteps' }),
     );
   });
+
+  it('explores its data folder, refusing a setting its exploration does not take', async () => {
+    const output = join(dataDir, 'never-written.jsonl');
+    await expect(createTextworldAdapter().explore!({ output })).rejects.toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID', field: 'dataDir' }),
+    );
+    await expect(
+      adapter.explore!({ output, settings: { expertPolicy: 'planner' } }),
+    ).rejects.toThrow(/Invalid TextWorld exploration option.*expertPolicy/);
+  });
 });

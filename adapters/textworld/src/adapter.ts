@@ -2,7 +2,7 @@
  * `createTextworldAdapter`: the TextWorld {@link DomainAdapter}. `dreamgym train --domain
  * textworld` finds it by this name.
  */
-import { type DomainAdapter, parseOptions } from '@dreamgym/core';
+import { ConfigError, type DomainAdapter, parseOptions } from '@dreamgym/core';
 import { z } from 'zod';
 import { parseTextworldAction } from './action-grammar.js';
 import { textworldCandidateActions } from './candidate-actions.js';
@@ -13,6 +13,7 @@ import { textworldExperienceHints } from './experience-hints.js';
 import { mutateTextworldTask } from './mutate-task.js';
 import { textworldPrompts } from './prompts.js';
 import { connectTextworldReal } from './real/connect.js';
+import { ExploreTextworldOptionsSchema, exploreTextworld } from './real/explore.js';
 import { type TextworldRealOptionsInput, TextworldRealOptionsSchema } from './real/options.js';
 import type { TextworldRealEnvironment } from './real/textworld-real-environment.js';
 import { mapTextworldObservation, type TextworldRawObservation } from './state-mapper.js';
@@ -83,5 +84,21 @@ export function createTextworldAdapter(options: TextworldAdapterOptions = {}): T
         ...real,
         ...realOptions,
       }),
+    explore: async ({ settings, onEpisode, ...common }) => {
+      if (dataDir === undefined) {
+        throw new ConfigError(
+          "adapter.explore plays the training games of the adapter's data folder: createTextworldAdapter({ dataDir }).",
+          { field: 'dataDir' },
+        );
+      }
+      const options = { ...settings, ...common, dataDir };
+      // Checked whole first: a setting this exploration does not take is refused, not dropped.
+      const checked = parseOptions(
+        ExploreTextworldOptionsSchema.strict(),
+        options,
+        'TextWorld exploration',
+      );
+      return exploreTextworld({ ...checked, ...(onEpisode ? { onEpisode } : {}) });
+    },
   };
 }

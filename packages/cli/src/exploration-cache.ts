@@ -1,6 +1,6 @@
 /**
  * Exploration data made once and kept: the offline exploration episodes of a domain's real
- * environment (`explore<Domain>` of its adapter, as `dreamgym data explore` plays them) are
+ * environment (its adapter's `explore`, as `dreamgym data explore` plays them) are
  * written to a cache folder under a name that hashes their settings and the data folder's
  * expert file, and later calls with the same settings reuse the file instead of playing again.
  */
@@ -8,10 +8,16 @@ import { createHash, randomBytes } from 'node:crypto';
 import { open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ConfigError, parseOptions, readJsonl, TrajectorySchema } from '@dreamgym/core';
+import {
+  ConfigError,
+  type DomainAdapter,
+  parseOptions,
+  readJsonl,
+  TrajectorySchema,
+} from '@dreamgym/core';
 import { writeFileAtomic } from '@dreamgym/core/internal';
 import { z } from 'zod';
-import { adapterFactoryName } from './domains.js';
+import { loadDomainAdapter } from './domains.js';
 import { formatProgressLine } from './progress.js';
 
 /**
@@ -29,7 +35,7 @@ const EXPERT_FILE = 'expert_trajectories.jsonl';
 
 /** Settings of {@link ensureExplorationData}: all but `cacheDir` and `concurrency` name the file. */
 export const ExplorationDataOptionsSchema = z.object({
-  /** Domain whose adapter plays the episodes: `explore<Domain>` of `@dreamgym/<domain>`. */
+  /** Domain whose adapter plays the episodes (its `explore`). */
   domain: z.string().regex(/^[a-z][a-z0-9-]*$/, 'must be a domain name such as `alfworld`'),
   /** The domain's data folder (e.g. `$DREAMGYM_DATA_DIR/alfworld`), passed as `dataDir`. */
   dataDir: z.string().min(1),
@@ -109,27 +115,19 @@ export async function explorationCachePath(input: ExplorationDataOptions): Promi
   return join(folder, `${options.domain}-${hash}.jsonl`);
 }
 
-type Explore = (options: Record<string, unknown>) => Promise<Record<string, unknown>>;
-
-async function loadExplore(domain: string): Promise<Explore> {
-  const exportName = adapterFactoryName(domain).replace(/^create(.*)Adapter$/, 'explore$1');
-  let module: Record<string, unknown>;
-  try {
-    module = (await import(`@dreamgym/${domain}`)) as Record<string, unknown>;
-  } catch (error) {
+/** The exploration of `domain`'s adapter over `dataDir` (`DomainAdapter.explore`). */
+async function loadExplore(
+  domain: string,
+  dataDir: string,
+): Promise<NonNullable<DomainAdapter['explore']>> {
+  const adapter = await loadDomainAdapter(domain, { dataDir });
+  if (adapter.explore === undefined) {
     throw new ConfigError(
-      `Unknown domain "${domain}": @dreamgym/${domain} is not installed (npm install @dreamgym/${domain}).`,
-      { field: 'domain', cause: error },
-    );
-  }
-  const explore = module[exportName];
-  if (typeof explore !== 'function') {
-    throw new ConfigError(
-      `@dreamgym/${domain} has no exploration (${exportName}): it cannot make exploration data.`,
+      `The ${domain} adapter has no exploration (DomainAdapter.explore): it cannot make exploration data.`,
       { field: 'domain' },
     );
   }
-  return explore as Explore;
+  return (options) => adapter.explore!(options);
 }
 
 const summaryPathOf = (path: string) => path.replace(/\.jsonl$/, '.summary.json');
@@ -153,7 +151,7 @@ async function readSummary(path: string): Promise<Record<string, unknown>> {
 
 /**
  * The exploration data for these settings: the cached file when there is one (`reused: true`,
- * nothing played), else the episodes played now with the domain adapter's `explore<Domain>`
+ * nothing played), else the episodes played now with the domain adapter's `explore`
  * (its default policy mix for `randomShare`) and kept in the cache. The file is written under
  * a temporary name and renamed when complete, so a run that crashes or fails leaves no file
  * that a later call would take for finished data.
@@ -179,7 +177,7 @@ export async function ensureExplorationData(
     log(`exploration: reusing ${path} (${summary.episodes ?? '?'} episodes)`);
     return { path, reused: true, summary };
   }
-  const explore = await loadExplore(options.domain);
+  const explore = await loadExplore(options.domain, resolve(options.dataDir));
   // A name of its own per run: two processes that fill the same entry do not write into one file.
   const temporary = `${path}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
   log(
@@ -191,13 +189,12 @@ export async function ensureExplorationData(
   try {
     const summary = await explore({
       output: temporary,
-      dataDir: resolve(options.dataDir),
       episodes: options.episodes,
       seed: options.seed,
       maxSteps: options.maxSteps,
       randomShare: options.randomShare,
       ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-      onEpisode: (progress: { completed: number; total: number; success: boolean }) => {
+      onEpisode: (progress) => {
         if (progress.success) successes += 1;
         if (progress.completed % every !== 0 && progress.completed !== progress.total) return;
         log(

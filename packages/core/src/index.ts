@@ -28,6 +28,12 @@ export type {
   DomainDatasets,
   DomainDefaults,
   DomainPrompts,
+  ExpertGenerationOptions,
+  ExpertGenerationProgress,
+  ExpertGenerationSummary,
+  ExplorationOptions,
+  ExplorationProgress,
+  ExplorationSummary,
   ParsedAction,
 } from './adapter.js';
 export { Curriculum, MutationTaskGenerator, type TaskGenerator } from './curriculum/index.js';

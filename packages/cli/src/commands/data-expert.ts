@@ -12,6 +12,7 @@ import {
   integer,
   parseFlags,
 } from '../command-arguments.js';
+import { loadDomainAdapter } from '../domains.js';
 
 const EXPERT_USAGE = `Usage: dreamgym data expert --domain NAME [options]
 
@@ -24,20 +25,6 @@ const EXPERT_USAGE = `Usage: dreamgym data expert --domain NAME [options]
   --expert NAME       handcoded (default: ALFWorld's expert demonstrations) or planner
   --seed N            seed of the expert's random choices (default 0)
   --max-steps N       commands per game before it counts as unsolved (default 150)`;
-
-interface ExpertProgress {
-  index: number;
-  total: number;
-  game: string;
-  status: string;
-  steps: number;
-  seconds: number;
-  reason?: string;
-}
-
-interface ExpertSummary {
-  failed: Array<{ game: string; reason: string }>;
-}
 
 async function expert(args: string[], io: CommandIo): Promise<number> {
   const values = parseFlags(
@@ -72,25 +59,24 @@ async function expert(args: string[], io: CommandIo): Promise<number> {
     io.cwd,
     (values.out as string | undefined) ?? join(dataDir, 'expert_trajectories.jsonl'),
   );
-  const exportName = `generate${domain[0]!.toUpperCase()}${domain.slice(1)}ExpertTrajectories`;
-  const module = (await import(`@dreamgym/${domain}`).catch(() =>
-    fail(`Unknown domain "${domain}": @dreamgym/${domain} is not installed.`, '--domain'),
-  )) as Record<string, unknown>;
-  const generate = module[exportName];
-  if (typeof generate !== 'function')
-    fail(`@dreamgym/${domain} has no expert generation (${exportName}).`, '--domain');
+  const adapter = await loadDomainAdapter(domain, { dataDir });
+  if (adapter.generateExpertTrajectories === undefined)
+    fail(
+      `The ${domain} adapter has no expert generation (DomainAdapter.generateExpertTrajectories).`,
+      '--domain',
+    );
   const seed = integer(values.seed, '--seed');
   const maxSteps = integer(values['max-steps'], '--max-steps');
-  const summary = await (generate as (options: Record<string, unknown>) => Promise<ExpertSummary>)({
-    out,
-    dataDir,
-    ...(values.split === undefined ? {} : { split: values.split }),
-    ...(values.game === undefined ? {} : { games: values.game }),
+  const summary = await adapter.generateExpertTrajectories({
+    output: out,
+    ...(values.split === undefined ? {} : { split: values.split as string }),
+    ...(values.game === undefined ? {} : { games: values.game as string[] }),
     ...(limit === undefined ? {} : { limit }),
-    ...(values.expert === undefined ? {} : { expert: values.expert }),
+    // The adapter's own experts (ALFWorld's handcoded or planner): it refuses a setting it does not take.
+    ...(values.expert === undefined ? {} : { settings: { expert: values.expert } }),
     ...(seed === undefined ? {} : { seed }),
     ...(maxSteps === undefined ? {} : { maxSteps }),
-    onProgress: (progress: ExpertProgress) => {
+    onProgress: (progress) => {
       const detail =
         progress.status === 'skipped'
           ? 'already in the output'

@@ -12,7 +12,7 @@ import {
   integer,
   parseFlags,
 } from '../command-arguments.js';
-import { adapterFactoryName } from '../domains.js';
+import { loadDomainAdapter } from '../domains.js';
 import { reportEpisodes } from '../progress.js';
 
 const EXPLORE_USAGE = `Usage: dreamgym data explore --domain NAME --out FILE [options]
@@ -57,29 +57,13 @@ async function explore(args: string[], io: CommandIo): Promise<number> {
   if (!values.out) fail(`--out FILE is required.\n\n${EXPLORE_USAGE}`, '--out');
   const data = (values.data as string | undefined) ?? defaultDataDirectory(domain, io);
   if (!data) fail(`--data DIR is required, or set DREAMGYM_DATA_DIR.`, '--data');
-  const exportName = adapterFactoryName(domain).replace(/^create(.*)Adapter$/, 'explore$1');
-  const module = (await import(`@dreamgym/${domain}`).catch(() =>
-    fail(`Unknown domain "${domain}": @dreamgym/${domain} is not installed.`, '--domain'),
-  )) as Record<string, unknown>;
-  const explore = module[exportName];
-  if (typeof explore !== 'function')
-    fail(`@dreamgym/${domain} has no exploration (${exportName}).`, '--domain');
+  const adapter = await loadDomainAdapter(domain, { dataDir: resolve(io.cwd, data) });
+  if (adapter.explore === undefined)
+    fail(`The ${domain} adapter has no exploration (DomainAdapter.explore).`, '--domain');
   const report = reportEpisodes('exploration', io.stderr);
-  const summary = await (
-    explore as (options: Record<string, unknown>) => Promise<Record<string, unknown>>
-  )({
-    output: resolve(io.cwd, values.out as string),
-    dataDir: resolve(io.cwd, data),
-    append: values.append === true,
-    ...(values.episodes ? { episodes: integer(values.episodes as string, '--episodes') } : {}),
+  // The adapter's own policies' settings: it refuses one it does not take.
+  const settings = {
     ...(values.epsilon ? { epsilon: decimal(values.epsilon as string, '--epsilon') } : {}),
-    ...(values['random-share']
-      ? { randomShare: decimal(values['random-share'] as string, '--random-share') }
-      : {}),
-    ...(values.seed ? { seed: integer(values.seed as string, '--seed') } : {}),
-    ...(values['max-steps']
-      ? { maxSteps: integer(values['max-steps'] as string, '--max-steps') }
-      : {}),
     ...(values['expert-policy'] ? { expertPolicy: values['expert-policy'] } : {}),
     ...(values.perturbations
       ? {
@@ -89,11 +73,23 @@ async function explore(args: string[], io: CommandIo): Promise<number> {
             .filter(Boolean),
         }
       : {}),
+  };
+  const summary = await adapter.explore({
+    output: resolve(io.cwd, values.out as string),
+    append: values.append === true,
+    ...(values.episodes ? { episodes: integer(values.episodes as string, '--episodes') } : {}),
+    ...(values['random-share']
+      ? { randomShare: decimal(values['random-share'] as string, '--random-share') }
+      : {}),
+    ...(values.seed ? { seed: integer(values.seed as string, '--seed') } : {}),
+    ...(values['max-steps']
+      ? { maxSteps: integer(values['max-steps'] as string, '--max-steps') }
+      : {}),
     ...(values.concurrency
       ? { concurrency: integer(values.concurrency as string, '--concurrency') }
       : {}),
-    onEpisode: (progress: { success: boolean; completed: number; total: number }) =>
-      report(progress, { done: progress.completed, total: progress.total }),
+    ...(Object.keys(settings).length > 0 ? { settings } : {}),
+    onEpisode: (progress) => report(progress, { done: progress.completed, total: progress.total }),
   });
   io.stdout.write(`${JSON.stringify(summary)}\n`);
   return 0;
