@@ -18,11 +18,11 @@ from .policy_loss import LossConfig, k3_kl, token_loss
 from .samples import Sample, SampleOutput, check_schedule, parse_sample
 
 if TYPE_CHECKING:
-    from .policy_model import PolicyTrainer
+    from .trainer_parts import TrainerParts
 
 
 def clipped_update(
-    trainer: PolicyTrainer,
+    trainer: TrainerParts,
     raw_samples: list[dict],
     schedule: list[list[list[int]]],
     loss_config: dict | None,
@@ -134,7 +134,7 @@ def _sample_loss(sample: Sample, output: SampleOutput, config: LossConfig, devic
 
 
 def behaviour_cloning(
-    trainer: PolicyTrainer,
+    trainer: TrainerParts,
     raw_samples: list[dict],
     batches: list[list[int]],
     max_grad_norm: float | None,

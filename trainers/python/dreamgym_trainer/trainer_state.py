@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import torch
 
 if TYPE_CHECKING:
-    from .policy_model import PolicyTrainer
+    from .trainer_parts import TrainerParts
 
 STATE_FORMAT = "dreamgym-llm-policy-trainer"
 STATE_VERSION = 1
@@ -37,7 +37,7 @@ def file_fingerprint(path: str) -> dict:
     return {"name": os.path.basename(path), "bytes": stat.st_size, "sha256HeadTail": digest.hexdigest()}
 
 
-def state_header(trainer: PolicyTrainer, frozen: bool) -> dict:
+def state_header(trainer: TrainerParts, frozen: bool) -> dict:
     """What a saved state records of the trainer, to refuse loading it into one it does not fit."""
     return {
         "format": STATE_FORMAT,
@@ -50,7 +50,7 @@ def state_header(trainer: PolicyTrainer, frozen: bool) -> dict:
     }
 
 
-def save_state(trainer: PolicyTrainer, directory: str, weights: str | None = None) -> dict:
+def save_state(trainer: TrainerParts, directory: str, weights: str | None = None) -> dict:
     """Saves the trainable weights and the optimiser (or the snapshot `weights` alone) with a header."""
     from safetensors.torch import save_file
 
@@ -71,7 +71,7 @@ def save_state(trainer: PolicyTrainer, directory: str, weights: str | None = Non
     return {"directory": str(path), "seconds": time.perf_counter() - started}
 
 
-def load_state(trainer: PolicyTrainer, directory: str, weights: str | None = None) -> dict:
+def load_state(trainer: TrainerParts, directory: str, weights: str | None = None) -> dict:
     """Loads a saved state into the trainable weights and the optimiser, or into the snapshot `weights`."""
     from safetensors.torch import load_file
 
@@ -124,7 +124,7 @@ def load_state(trainer: PolicyTrainer, directory: str, weights: str | None = Non
     return {"directory": str(path), "seconds": time.perf_counter() - started, "steps": trainer.steps}
 
 
-def load_peft_adapter(trainer: PolicyTrainer, directory: str) -> dict:
+def load_peft_adapter(trainer: TrainerParts, directory: str) -> dict:
     """Loads a PEFT LoRA adapter (`adapter_config.json`, `adapter_model.safetensors`; what
     `behaviour_cloning` and `save_peft_adapter` write) into the trainer's LoRA weights. The
     adapter must have the trainer's rank, alpha, target modules and layers; the optimiser
@@ -167,7 +167,7 @@ def load_peft_adapter(trainer: PolicyTrainer, directory: str) -> dict:
     return {"directory": str(path), "tensors": len(tensors)}
 
 
-def save_peft_adapter(trainer: PolicyTrainer, directory: str) -> dict:
+def save_peft_adapter(trainer: TrainerParts, directory: str) -> dict:
     """Writes the LoRA weights as a PEFT adapter folder in fp16: `adapter_config.json` and
     `adapter_model.safetensors` (what vLLM's and SGLang's `/v1/load_lora_adapter` load, and
     `load_peft_adapter` reads back) and, beside them, `adapter.gguf` (the same adapter for
