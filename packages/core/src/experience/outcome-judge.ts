@@ -25,6 +25,7 @@ import type { ParsedAction } from '../adapter.js';
 import type { Step, Task, Trajectory } from '../mdp/schemas.js';
 import { SeededRandom } from '../random/seeded-random.js';
 import type { ActionRefusal } from './action-refusal.js';
+import { BoundedMemo } from './bounded-memo.js';
 import { parseActionByTokens } from './entity-transfer.js';
 import { InstructionMeanings } from './instruction-meanings.js';
 import { addCounterfactuals, type Final } from './outcome-counterfactuals.js';
@@ -178,7 +179,7 @@ export class OutcomeJudge {
   private readonly l2: number;
   private readonly counterfactuals: boolean;
   private readonly random: SeededRandom;
-  private readonly parsed = new Map<string, Parsed>();
+  private readonly parsed = new BoundedMemo<string, Parsed>(8192);
   /** A few actions of each type in the data, to stand in for a final step. */
   private readonly actionsByType = new Map<string, NonNullable<Parsed>[]>();
   /** The names of the entities the data's actions acted on (`apple`, `red potato`). */
@@ -188,7 +189,7 @@ export class OutcomeJudge {
   /** What the instruction words of the data's successes ask to be done (`roast`: the oven). */
   private readonly meanings = new InstructionMeanings();
   /** Of those, the ones each instruction mentions (a cache: instructions repeat). */
-  private readonly namedIn = new Map<string, string[]>();
+  private readonly namedIn = new BoundedMemo<string, string[]>(8192);
   /** How the domain answers an action it does not admit (absent: nothing is refused). */
   readonly refusal: ActionRefusal | undefined;
   /** What the judge was trained on. */
@@ -407,14 +408,10 @@ export class OutcomeJudge {
 
   /** The names of the data's entities that `instruction` mentions. */
   private namedBy(instruction: string): string[] {
-    let named = this.namedIn.get(instruction);
-    if (named === undefined) {
+    return this.namedIn.get(instruction, () => {
       const sequence = words(instruction);
-      named = [...this.entityNames].filter((name) => mentionCount(name, sequence) > 0);
-      if (this.namedIn.size >= 8192) this.namedIn.clear();
-      this.namedIn.set(instruction, named);
-    }
-    return named;
+      return [...this.entityNames].filter((name) => mentionCount(name, sequence) > 0);
+    });
   }
 
   /**
@@ -447,16 +444,12 @@ export class OutcomeJudge {
   }
 
   private parseRemembered(text: string): Parsed {
-    if (!this.parsed.has(text)) {
-      let result: Parsed;
+    return this.parsed.get(text, (action) => {
       try {
-        result = parsedOf(this.parse(text));
+        return parsedOf(this.parse(action));
       } catch {
-        result = undefined;
+        return undefined;
       }
-      if (this.parsed.size >= 8192) this.parsed.clear();
-      this.parsed.set(text, result);
-    }
-    return this.parsed.get(text);
+    });
   }
 }

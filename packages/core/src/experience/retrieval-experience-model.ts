@@ -11,6 +11,7 @@ import type { ParsedAction } from '../adapter.js';
 import { ConfigError, EnvironmentError } from '../errors.js';
 import type { Observation, Trajectory } from '../mdp/schemas.js';
 import type { ScoredTransition } from '../replay/retriever.js';
+import { BoundedMemo } from './bounded-memo.js';
 import { alignActions, parseActionByTokens, transferEntities } from './entity-transfer.js';
 import { type ConsistencyHints, recallFromHistory } from './episode-consistency.js';
 import type {
@@ -164,29 +165,20 @@ export class RetrievalExperienceModel implements ExperienceModel {
    * Parses remembered by action text (a thrown error too): one step parses the current
    * action once per neighbour and per history step, and the same neighbours recur.
    */
-  private readonly parsed = new Map<string, ParsedAction | Error>();
+  private readonly parsed = new BoundedMemo<string, ParsedAction | Error>(PARSE_MEMO);
   /** Word sets of instructions (neighbours of the same tasks recur). */
-  private readonly instructions = new Map<string, ReadonlySet<string>>();
+  private readonly instructions = new BoundedMemo<string, ReadonlySet<string>>(PARSE_MEMO);
   private instructionWordsOf(instruction: string): ReadonlySet<string> {
-    let words = this.instructions.get(instruction);
-    if (words === undefined) {
-      words = instructionWords(instruction);
-      if (this.instructions.size >= PARSE_MEMO) this.instructions.clear();
-      this.instructions.set(instruction, words);
-    }
-    return words;
+    return this.instructions.get(instruction, instructionWords);
   }
   private readonly parseRemembered = (text: string): ParsedAction => {
-    let result = this.parsed.get(text);
-    if (result === undefined) {
+    const result = this.parsed.get(text, (action) => {
       try {
-        result = this.parse(text);
+        return this.parse(action);
       } catch (error) {
-        result = error instanceof Error ? error : new Error(String(error));
+        return error instanceof Error ? error : new Error(String(error));
       }
-      if (this.parsed.size >= PARSE_MEMO) this.parsed.clear();
-      this.parsed.set(text, result);
-    }
+    });
     if (result instanceof Error) throw result;
     return result;
   };
