@@ -36,6 +36,7 @@ const layerRules = CORE_LAYERS.slice(0, -1).map((layer, index) => ({
  * the packages before it (they are imported by name, through node_modules).
  */
 const PACKAGE_LAYERS = [
+  ['packages/openai-wire', ['openai-wire']],
   ['packages/core', ['core']],
   ['packages/(browser|llama)', ['browser', 'llama']],
   ['adapters/[^/]+', ['alfworld', 'miniwob', 'webarena-lite', 'webshop']],

@@ -57,6 +57,7 @@ const PACKED = [
   'packages/browser',
   'packages/server',
   'packages/llama',
+  'packages/openai-wire',
   'adapters/alfworld',
   'adapters/webshop',
   'adapters/webarena-lite',
@@ -73,6 +74,7 @@ describe('README examples', () => {
       'packages/browser/examples/miniwob-click.mts',
       'packages/core/examples/quickstart.mjs',
       'packages/llama/examples/chat.mts',
+      'packages/openai-wire/examples/echo-server.mts',
       'packages/server/examples/serve-alfworld.mts',
     ]);
     for (const example of examples) {
@@ -129,6 +131,15 @@ describe('README examples', () => {
     it("llama's example chats, answers to a schema and scores with the local model, and serves it", async () => {
       await run(tsx, ['chat.mts'], { cwd: join(project, 'llama') });
     }, 300_000);
+
+    it("openai-wire's example answers a chat completion and refuses a bad request with a 400", async () => {
+      const output = await run(tsx, ['echo-server.mts'], {
+        cwd: join(project, 'openai-wire'),
+        env: { PORT: '0' },
+      });
+      expect(output).toContain('You said: Hi!');
+      expect(output).toContain('Invalid request (field `messages`)');
+    }, 60_000);
 
     it("the browser's MiniWoB++ example clicks the button of click-test in Chromium", async () => {
       const output = await run(tsx, ['miniwob-click.mts'], { cwd: join(project, 'browser') });

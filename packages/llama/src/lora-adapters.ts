@@ -12,7 +12,7 @@ import {
   OpenAIHttpError,
   parseOpenAIRequest,
   UnloadLoraAdapterRequestSchema,
-} from '@dreamgym/core/internal';
+} from '@dreamgym/openai-wire';
 import type { LlamaChatModel } from './llama-chat-model.js';
 
 interface LoadedAdapter {

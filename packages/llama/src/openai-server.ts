@@ -44,7 +44,7 @@ import {
   stopSequences,
   TokenizeRequestSchema,
   type WireToken,
-} from '@dreamgym/core/internal';
+} from '@dreamgym/openai-wire';
 import type { GeneratedToken, LlamaChatModel } from './llama-chat-model.js';
 import { LoraAdapters } from './lora-adapters.js';
 import {

@@ -11,8 +11,8 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { OpenAIHttpError } from '@dreamgym/core/internal';
 import type { ChatMessage } from '@dreamgym/core/models';
+import { OpenAIHttpError } from '@dreamgym/openai-wire';
 
 /** A function tool of a chat-completion request. */
 export interface WireTool {

@@ -20,7 +20,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { ConfigError, DreamGymError, type Environment, parseOptions } from '@dreamgym/core';
-import { sendJson } from '@dreamgym/core/internal';
+import { sendJson } from '@dreamgym/openai-wire';
 import { WebSocketServer } from 'ws';
 import { z } from 'zod';
 import { EpisodeRunner } from './episode-runner.js';

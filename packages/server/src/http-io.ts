@@ -1,11 +1,11 @@
 /**
  * HTTP request plumbing of the OpenEnv protocol on `node:http`: bodies read under a size
  * limit and FastAPI-shaped errors (`{"detail": ...}`), which is what OpenEnv clients and
- * tools expect from an OpenEnv server. Reading bodies and writing JSON replies are core's
- * (`readRequestBody`, `sendJson` in `@dreamgym/core/internal`), shared with the OpenAI servers.
+ * tools expect from an OpenEnv server. Bodies are read, and JSON replies written, by the OpenAI
+ * servers' HTTP helpers (`readRequestBody`, `sendJson` of `@dreamgym/openai-wire`).
  */
 import type { IncomingMessage } from 'node:http';
-import { readRequestBody } from '@dreamgym/core/internal';
+import { readRequestBody } from '@dreamgym/openai-wire';
 
 /** An HTTP error with its status and FastAPI-style `detail`. */
 export class HttpError extends Error {

@@ -3,7 +3,7 @@
  * messages, hashed-trigram embeddings, word tokens) and the bodies of scripted errors and of
  * `response_format` rejections in the styles of real servers.
  */
-import { chatMessageText, OpenAIHttpError, openAIErrorType } from '@dreamgym/core/internal';
+import { chatMessageText, OpenAIHttpError, openAIErrorType } from '@dreamgym/openai-wire';
 import type {
   ChatReply,
   ErrorReply,

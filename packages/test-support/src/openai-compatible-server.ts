@@ -7,7 +7,7 @@
  * llama.cpp, Ollama and OpenAI accept different `response_format` types, give logprobs or
  * not, report usage or not). Every request is recorded, in arrival order, so tests can
  * assert that no request was lost or sent twice. Requests are read and validated with the
- * wire layer `dreamgym model serve` uses (`@dreamgym/core/internal`), so a request the real
+ * wire layer `dreamgym model serve` uses (`@dreamgym/openai-wire`), so a request the real
  * server would refuse with a 400 is refused here too.
  *
  * @example
@@ -34,7 +34,7 @@ import {
   parseOpenAIRequest,
   readRequestBody,
   sendText,
-} from '@dreamgym/core/internal';
+} from '@dreamgym/openai-wire';
 import {
   countWords,
   defaultChatResponder,

@@ -7,7 +7,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readRequestBody, sendJson } from '@dreamgym/core/internal';
+import { readRequestBody, sendJson } from '@dreamgym/openai-wire';
 import {
   type WebshopGoal,
   type WebshopProduct,

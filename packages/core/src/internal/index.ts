@@ -10,35 +10,6 @@
  */
 export { writeFileAtomic } from '../files/atomic-write.js';
 export { extractJson } from '../models/json-extraction.js';
-export { normalizeInPlace } from '../models/openai-compatible-embedding-model.js';
-export {
-  OpenAIHttpError,
-  openAIErrorType,
-  parseOpenAIRequest,
-  readRequestBody,
-  sendJson,
-  sendOpenAIError,
-  sendText,
-} from '../models/openai-wire.js';
-export {
-  ChatCompletionRequestSchema,
-  CompletionRequestSchema,
-  type CompletionToken,
-  chatCompletionBody,
-  chatMessageText,
-  completionBody,
-  completionLogprobs,
-  EmbeddingsRequestSchema,
-  embeddingsBody,
-  LoadLoraAdapterRequestSchema,
-  modelListBody,
-  type OpenAIChatMessage,
-  type PromptTokenLogprobs,
-  stopSequences,
-  TokenizeRequestSchema,
-  UnloadLoraAdapterRequestSchema,
-  type WireToken,
-} from '../models/openai-wire-bodies.js';
 export { Semaphore } from '../models/semaphore.js';
 export { replayExperience, truncateLines } from '../training/experience-log.js';
 export { stableHash } from '../training/loop-state.js';

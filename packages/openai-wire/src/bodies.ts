@@ -10,8 +10,6 @@
  * `dreamgym model serve` follow it): `return_token_ids` (the prompt's and the answer's token
  * ids), `prompt_logprobs` (teacher-forced log-probabilities of a prompt given as token ids),
  * `POST /tokenize`, and the LoRA adapter endpoints.
- *
- * Internal (`@dreamgym/core/internal`): no compatibility promise.
  */
 import { z } from 'zod';
 
@@ -37,6 +35,7 @@ export const OpenAIChatMessageSchema = z.looseObject({
   tool_call_id: z.string().nullish(),
 });
 
+/** A chat message as a request carries it, after validation. */
 export type OpenAIChatMessage = z.output<typeof OpenAIChatMessageSchema>;
 
 /** The function tools a request offers. */
@@ -108,6 +107,7 @@ export const ChatCompletionRequestSchema = z.looseObject({
     ])
     .nullish(),
 });
+/** A validated `POST /v1/chat/completions` request. */
 export type ChatCompletionRequest = z.output<typeof ChatCompletionRequestSchema>;
 
 /** `POST /v1/completions`: one prompt or a batch. Unknown fields pass through. */
@@ -135,6 +135,7 @@ export const CompletionRequestSchema = z.looseObject({
   return_token_ids: z.boolean().nullish(),
   suffix: z.null({ error: 'suffix is not supported' }).optional(),
 });
+/** A validated `POST /v1/completions` request. */
 export type CompletionRequest = z.output<typeof CompletionRequestSchema>;
 
 /**
@@ -155,6 +156,7 @@ export const TokenizeRequestSchema = z.union([
     add_special_tokens: z.boolean().nullish(),
   }),
 ]);
+/** A validated `POST /tokenize` request. */
 export type TokenizeRequest = z.output<typeof TokenizeRequestSchema>;
 
 /** vLLM's `POST /v1/load_lora_adapter`: a name for requests' `model`, and the adapter's folder. */
@@ -177,6 +179,7 @@ export const EmbeddingsRequestSchema = z.looseObject({
   encoding_format: z.enum(['float', 'base64']).nullish(),
   dimensions: z.number().int().positive().nullish(),
 });
+/** A validated `POST /v1/embeddings` request. */
 export type EmbeddingsRequest = z.output<typeof EmbeddingsRequestSchema>;
 
 /** A message's content as one text (text parts joined). */

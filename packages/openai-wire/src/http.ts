@@ -4,14 +4,12 @@
  * server of `@dreamgym/test-support`. Request bodies read under a size limit, parsed and
  * validated (a 400 that names the field otherwise), JSON responses with their length, and
  * OpenAI's `{"error": {...}}` answers. The request schemas and response bodies are in
- * `openai-wire-bodies.ts`.
- *
- * Internal (`@dreamgym/core/internal`): no compatibility promise.
+ * `bodies.ts`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 
-/** OpenAI's error body. */
+/** OpenAI's error body: what {@link OpenAIHttpError.toBody} returns and clients read. */
 export interface OpenAIErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
 }
@@ -22,7 +20,12 @@ export function openAIErrorType(status: number): string {
   return status >= 500 ? 'server_error' : 'invalid_request_error';
 }
 
-/** A failure a server answers with `status` and OpenAI's `{"error": {...}}` body. */
+/**
+ * A failure a server answers with `status` and OpenAI's `{"error": {...}}` body
+ * ({@link sendOpenAIError}). `type` defaults to the one OpenAI gives the status
+ * ({@link openAIErrorType}); `param` names the request field at fault, `code` a machine-readable
+ * reason (`request_too_large`).
+ */
 export class OpenAIHttpError extends Error {
   constructor(
     readonly status: number,

@@ -2,20 +2,20 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  ChatCompletionRequestSchema,
+  chatCompletionBody,
+  completionLogprobs,
+  EmbeddingsRequestSchema,
+  embeddingsBody,
+} from './bodies.js';
+import {
   type OpenAIErrorBody,
   OpenAIHttpError,
   parseOpenAIRequest,
   readRequestBody,
   sendJson,
   sendOpenAIError,
-} from './openai-wire.js';
-import {
-  ChatCompletionRequestSchema,
-  chatCompletionBody,
-  completionLogprobs,
-  EmbeddingsRequestSchema,
-  embeddingsBody,
-} from './openai-wire-bodies.js';
+} from './http.js';
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
