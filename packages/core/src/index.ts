@@ -28,12 +28,6 @@ export type {
   DomainDatasets,
   DomainDefaults,
   DomainPrompts,
-  ExpertGenerationOptions,
-  ExpertGenerationProgress,
-  ExpertGenerationSummary,
-  ExplorationOptions,
-  ExplorationProgress,
-  ExplorationSummary,
   ParsedAction,
 } from './adapter.js';
 export { Curriculum, MutationTaskGenerator, type TaskGenerator } from './curriculum/index.js';

@@ -1,3 +1,13 @@
+// What an adapter's exploration and expert generation take and write (`DomainAdapter.explore`,
+// `DomainAdapter.generateExpertTrajectories`): offline trajectories as JSONL.
+export type {
+  ExpertGenerationOptions,
+  ExpertGenerationProgress,
+  ExpertGenerationSummary,
+  ExplorationOptions,
+  ExplorationProgress,
+  ExplorationSummary,
+} from '../adapter.js';
 export type { Environment } from './environment.js';
 export {
   formatFieldPath,
