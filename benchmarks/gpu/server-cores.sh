@@ -43,7 +43,7 @@ case "${1:-}" in
     modules=$work/app/node_modules
     mkdir -p "$modules/@dreamgym" "$work/lib" "$work/bench" "$work/data/alfworld"
     # The workspace packages: their manifests and builds.
-    for package in packages/cli packages/core packages/server adapters/alfworld; do
+    for package in packages/cli packages/core packages/openai-wire packages/server adapters/alfworld; do
       name=$(node -p "require('./$package/package.json').name.split('/')[1]")
       mkdir -p "$modules/@dreamgym/$name"
       cp "$package/package.json" "$modules/@dreamgym/$name/"
