@@ -41,6 +41,7 @@ const PACKAGE_LAYERS = [
   ['packages/(browser|llama)', ['browser', 'llama']],
   ['adapters/[^/]+', ['alfworld', 'miniwob', 'webarena-lite', 'webshop']],
   ['packages/server', ['server']],
+  ['packages/run', ['run']],
   ['packages/cli', ['cli']],
 ];
 const packageRules = PACKAGE_LAYERS.slice(0, -1).map(([folder], index) => {

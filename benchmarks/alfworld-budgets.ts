@@ -42,8 +42,8 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { setUpDomain } from '@dreamgym/cli';
 import type { DreamGymConfigInput, Task } from '@dreamgym/core';
+import { setUpDomain } from '@dreamgym/run';
 import { log } from './alfworld-protocol.js';
 import { budgetCommandLine, wholeNumbers } from './budgets-command-line.js';
 import { type BudgetDomain, runBudgets } from './budgets-driver.js';

@@ -40,7 +40,6 @@ import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadRun, type ReportRun, renderReport, reportEpisodes, setUpDomain } from '@dreamgym/cli';
 import {
   createLinearSoftmaxPolicy,
   DreamGymLoop,
@@ -56,6 +55,7 @@ import {
   wilsonInterval95,
 } from '@dreamgym/core';
 import { EnvironmentPool } from '@dreamgym/core/rollout';
+import { loadRun, type ReportRun, renderReport, reportEpisodes, setUpDomain } from '@dreamgym/run';
 import {
   type AlfworldProtocolSettings,
   alfworldBaseConfig,

@@ -6,8 +6,9 @@
  * `compact` (the default): a two-sentence system message and the last 3 actions, which keeps
  * prompts near 400 tokens; `full`: the adapter's own description and instructions.
  */
-import type { DomainSetup } from '@dreamgym/cli';
+
 import type { AgentPromptOptions } from '@dreamgym/core/policy';
+import type { DomainSetup } from '@dreamgym/run';
 
 /** The prompt styles the experiment offers. */
 export type AlfworldLlmPromptStyle = 'compact' | 'full';

@@ -33,7 +33,6 @@ import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/pro
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { reportEpisodes, setUpDomain } from '@dreamgym/cli';
 import {
   type DreamGymConfigInput,
   DreamGymLoop,
@@ -47,6 +46,7 @@ import {
 } from '@dreamgym/core';
 import { EnvironmentPool } from '@dreamgym/core/rollout';
 import { cloneBehaviour } from '@dreamgym/core/training';
+import { reportEpisodes, setUpDomain } from '@dreamgym/run';
 import { LlamaPolicyRuntime, LlmPolicy } from '../packages/llama/src/index.js';
 import { type AlfworldLlmPromptStyle, alfworldLlmPrompt } from './alfworld-llm-prompt.js';
 

@@ -5,7 +5,6 @@
  */
 import { cp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { DomainSetup } from '@dreamgym/cli';
 import {
   createLinearSoftmaxPolicy,
   type DreamGymConfigInput,
@@ -16,6 +15,7 @@ import {
   trajectoryToTransitions,
 } from '@dreamgym/core';
 import { cloneBehaviour } from '@dreamgym/core/training';
+import type { DomainSetup } from '@dreamgym/run';
 import { experimentBaseConfig } from './experiment-conditions.js';
 
 /** A progress line on stderr, prefixed with the time of day. */

@@ -26,7 +26,6 @@ import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { reportEpisodes, setUpDomain } from '@dreamgym/cli';
 import {
   createLinearSoftmaxPolicy,
   DreamGymLoop,
@@ -35,6 +34,7 @@ import {
   SeededRandom,
 } from '@dreamgym/core';
 import { EnvironmentPool } from '@dreamgym/core/rollout';
+import { reportEpisodes, setUpDomain } from '@dreamgym/run';
 import {
   type AlfworldProtocolSettings,
   alfworldBaseConfig,

@@ -29,7 +29,6 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type DomainSetup, embeddedExperienceModel, reportEpisodes } from '@dreamgym/cli';
 import {
   createLinearSoftmaxPolicy,
   type DreamGymConfigInput,
@@ -46,6 +45,7 @@ import {
   type Trajectory,
 } from '@dreamgym/core';
 import { EnvironmentPool } from '@dreamgym/core/rollout';
+import { type DomainSetup, embeddedExperienceModel, reportEpisodes } from '@dreamgym/run';
 import { log, writeOfflineBuffer } from './alfworld-protocol.js';
 import type { BudgetRun } from './budgets-command-line.js';
 import {

@@ -5,8 +5,9 @@
  * real transitions, shaded 95% intervals). The domain names its evaluation splits and the
  * words the page uses for itself.
  */
-import { escapeHtml, htmlPage, lineChart } from '@dreamgym/cli';
+
 import { wilsonInterval95 } from '@dreamgym/core';
+import { escapeHtml, htmlPage, lineChart } from '@dreamgym/run';
 
 /** The experiment's conditions, in report order. */
 export const BUDGET_CONDITIONS = [

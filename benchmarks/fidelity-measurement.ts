@@ -4,10 +4,10 @@
  * `dreamgym fidelity` with the experience model now or as it was before its outcome judge and
  * world memory, and the table of the measurements.
  */
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { runCli } from '@dreamgym/cli';
 
 /** The experience model now, and before the learned outcome judge and the world memory. */
 export const FIDELITY_MODELS = {
@@ -52,17 +52,20 @@ export function dataRootEnvironment(domain: string): { dataRoot: string; env: No
   return { dataRoot, env: { ...process.env, DREAMGYM_DATA_DIR: dataRoot } };
 }
 
-/** `dreamgym ARGS` in this process, from `root`; throws on a non-zero exit. */
+/**
+ * `dreamgym ARGS` as a user runs it (the built command, its own process), from `root`, its
+ * output passed through; throws on a non-zero exit.
+ */
 export function dreamgymIn(
   root: string,
   env: NodeJS.ProcessEnv,
 ): (args: string[]) => Promise<void> {
+  const bin = join(root, 'packages', 'cli', 'bin', 'dreamgym.js');
   return async (args) => {
-    const code = await runCli(args, {
-      stdout: process.stdout,
-      stderr: process.stderr,
-      env,
-      cwd: root,
+    const code = await new Promise<number | null>((done, failed) => {
+      const child = spawn(process.execPath, [bin, ...args], { cwd: root, env, stdio: 'inherit' });
+      child.once('error', failed);
+      child.once('exit', done);
     });
     if (code !== 0) throw new Error(`dreamgym ${args.join(' ')} exited ${code}`);
   };

@@ -53,8 +53,8 @@
  */
 import { join, resolve } from 'node:path';
 import { launchChromium, startMiniwobServer } from '@dreamgym/browser';
-import { setUpDomain } from '@dreamgym/cli';
 import { connectMiniwobReal, MINIWOB_EXPERIMENT_TASKS } from '@dreamgym/miniwob';
+import { setUpDomain } from '@dreamgym/run';
 import { log } from './alfworld-protocol.js';
 import { budgetCommandLine, wholeNumbers } from './budgets-command-line.js';
 import { type BudgetDomain, runBudgets } from './budgets-driver.js';

@@ -31,7 +31,6 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Browser, launchChromium, startMiniwobServer } from '@dreamgym/browser';
-import { loadRun, type ReportRun, renderReport } from '@dreamgym/cli';
 import {
   createLinearSoftmaxPolicy,
   type DreamGymConfigInput,
@@ -58,6 +57,7 @@ import {
   createMiniwobAdapter,
   MINIWOB_EXPERIMENT_TASKS,
 } from '@dreamgym/miniwob';
+import { loadRun, type ReportRun, renderReport } from '@dreamgym/run';
 import {
   conditionConfig,
   experimentBaseConfig,

@@ -8,7 +8,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { AgentTrainer, type EnvironmentEpisode, ModelCallCapture } from '@dreamgym/agents';
-import { type DomainSetup, setUpDomain } from '@dreamgym/cli';
+import { type DomainSetup, setUpDomain } from '@dreamgym/run';
 import { syntheticEnvironmentFromConfig } from '@dreamgym/core';
 import { LlamaChatModel, type LlamaServer, startLlamaServer } from '@dreamgym/llama';
 

@@ -58,6 +58,7 @@ const PACKED = [
   'packages/server',
   'packages/llama',
   'packages/openai-wire',
+  'packages/run',
   'adapters/alfworld',
   'adapters/webshop',
   'adapters/webarena-lite',
@@ -75,6 +76,7 @@ describe('README examples', () => {
       'packages/core/examples/quickstart.mjs',
       'packages/llama/examples/chat.mts',
       'packages/openai-wire/examples/echo-server.mts',
+      'packages/run/examples/preflight.mts',
       'packages/server/examples/serve-alfworld.mts',
     ]);
     for (const example of examples) {
@@ -140,6 +142,15 @@ describe('README examples', () => {
       expect(output).toContain('You said: Hi!');
       expect(output).toContain('Invalid request (field `messages`)');
     }, 60_000);
+
+    it("run's example sets up ALFWorld and passes the pre-flight check of its synthetic environment", async () => {
+      requireDataDirectory('the run example');
+      const output = await run(tsx, ['preflight.mts'], { cwd: join(project, 'run') });
+      expect(output).toMatch(
+        /^8 tasks, \d+ offline transitions, experience model retrieval\+judge$/m,
+      );
+      expect(output).toContain('pre-flight: the synthetic environment passes every check');
+    }, 300_000);
 
     it("the browser's MiniWoB++ example clicks the button of click-test in Chromium", async () => {
       const output = await run(tsx, ['miniwob-click.mts'], { cwd: join(project, 'browser') });

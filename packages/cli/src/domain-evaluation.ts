@@ -12,8 +12,7 @@ import {
   syntheticEnvironmentFromConfig,
   type Task,
 } from '@dreamgym/core';
-import type { DomainSetup } from './domain-setup.js';
-import { type ProgressOutput, reportEpisodes } from './progress.js';
+import { type DomainSetup, type ProgressOutput, reportEpisodes } from '@dreamgym/run';
 
 /** Evaluates `policy` on the domain's real environment or its synthetic one. */
 export function evaluateOnDomain(

@@ -2,11 +2,15 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { type ExperienceModel, JudgedExperienceModel } from '@dreamgym/core';
 import { GroundedHybridExperienceModel, ReasoningExperienceModel } from '@dreamgym/core/experience';
+import {
+  createExperienceModel,
+  type DomainSetup,
+  type DomainSetupOptions,
+  setUpDomain,
+} from '@dreamgym/run';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureIo, dataRoot } from './cli.test-support.js';
 import { serveExperienceModel } from './commands/serve.js';
-import { type DomainSetup, type DomainSetupOptions, setUpDomain } from './domain-setup.js';
-import { createExperienceModel } from './experience-model.js';
 import { parseModelSelection, selectModels } from './model-selection.js';
 import { createReplica } from './serve-replica.js';
 
@@ -107,21 +111,24 @@ describe('createExperienceModel: the one experience model of every door', () => 
     expect(Object.keys(judged.experienceGrounding)).toEqual(['adapter']);
   });
 
-  it('is the only place in the CLI that builds an experience model or composes the judge', async () => {
-    const root = join(import.meta.dirname);
-    const files = (await readdir(root, { recursive: true }))
-      .filter((file) => file.endsWith('.ts') && !/\.test(-support)?\.ts$/.test(file))
-      .sort();
+  it('is the only place in the CLI and the run assembly that builds an experience model or composes the judge', async () => {
+    const packages = join(import.meta.dirname, '..', '..');
     const builders: string[] = [];
-    for (const file of files) {
-      const text = await readFile(join(root, file), 'utf8');
-      if (
-        /new (Judged|Retrieval|Reasoning|GroundedHybrid)ExperienceModel\b|OutcomeJudge\.train\b/.test(
-          text,
+    for (const source of ['cli/src', 'run/src']) {
+      const root = join(packages, source);
+      const files = (await readdir(root, { recursive: true }))
+        .filter((file) => file.endsWith('.ts') && !/\.test(-support)?\.ts$/.test(file))
+        .sort();
+      for (const file of files) {
+        const text = await readFile(join(root, file), 'utf8');
+        if (
+          /new (Judged|Retrieval|Reasoning|GroundedHybrid)ExperienceModel\b|OutcomeJudge\.train\b/.test(
+            text,
+          )
         )
-      )
-        builders.push(relative(root, join(root, file)));
+          builders.push(relative(packages, join(root, file)));
+      }
     }
-    expect(builders).toEqual(['experience-model.ts']);
+    expect(builders).toEqual(['run/src/experience-model.ts']);
   });
 });

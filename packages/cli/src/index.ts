@@ -1,31 +1,7 @@
 /**
- * `@dreamgym/cli`: the `dreamgym` command, and its building blocks for programmatic use.
+ * `@dreamgym/cli`: the `dreamgym` command. The parts a run is assembled from (a domain's
+ * set-up, the experience model, the policy, the run folder's `run.json`, progress and
+ * reports) are `@dreamgym/run`, for programs that build runs without the command line.
  */
 
 export { COMMANDS, type Command, type CommandIo, runCli } from './cli.js';
-export {
-  type DomainSetup,
-  type DomainSetupOptions,
-  DomainSetupOptionsSchema,
-  setUpDomain,
-} from './domain-setup.js';
-export { adapterFactoryName, installedAdapterPackages, loadDomainAdapter } from './domains.js';
-export {
-  createExperienceModel,
-  type EmbeddedExperienceModel,
-  ExperienceGrounding,
-  type ExperienceGroundingOptions,
-  type ExperienceModelChoice,
-  embeddedExperienceModel,
-} from './experience-model.js';
-export { htmlPage, loadRun, type ReportRun, renderReport } from './html-report.js';
-export {
-  estimateRemainingMs,
-  formatProgressBar,
-  formatProgressLine,
-  type ProgressOutput,
-  ProgressReporter,
-  type ProgressState,
-  reportEpisodes,
-} from './progress.js';
-export { type ChartSeries, escapeHtml, type LineChartOptions, lineChart } from './svg-chart.js';

@@ -16,8 +16,8 @@ import { LlmTaskGenerator } from '@dreamgym/core/curriculum';
 import { GroundedHybridExperienceModel, ReasoningExperienceModel } from '@dreamgym/core/experience';
 import { OpenAICompatibleChatModel } from '@dreamgym/core/models';
 import { ChatModelPolicy } from '@dreamgym/core/policy';
+import { type DomainSetup, setUpDomain } from '@dreamgym/run';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DomainSetup, setUpDomain } from './domain-setup.js';
 import {
   loadLlamaRuntime,
   MODEL_SELECTION_FLAGS,

@@ -32,8 +32,8 @@ import {
   OpenAICompatibleScorer,
 } from '@dreamgym/core/models';
 import { ChatModelPolicy } from '@dreamgym/core/policy';
+import { createExperienceModel, type ExperienceGrounding } from '@dreamgym/run';
 import { decimal, type FlagSpecs, type FlagValues, fail, integer } from './command-arguments.js';
-import { createExperienceModel, type ExperienceGrounding } from './experience-model.js';
 
 /** The parts of a `@dreamgym/llama` `LlamaChatModel` the CLI uses. */
 export interface LocalChatModel extends ChatModel, ContinuationScorer {

@@ -16,8 +16,8 @@ import {
   wilsonInterval95,
 } from '@dreamgym/core/eval';
 import type { StartEvaluation } from '@dreamgym/core/training';
+import type { DomainSetup } from '@dreamgym/run';
 import { fail } from './command-arguments.js';
-import type { DomainSetup } from './domain-setup.js';
 
 /** Where a run folder keeps the pre-flight report. */
 export const PREFLIGHT_FILE = 'preflight.json';

@@ -16,8 +16,20 @@ import {
   parseDreamGymConfig,
 } from '@dreamgym/core';
 import type { PreflightReport } from '@dreamgym/core/eval';
+import {
+  createRunPolicy,
+  type DomainSetup,
+  type DomainSetupOptions,
+  loadLlmPolicyModule,
+  RUN_SPEC_FILE,
+  type RunPolicy,
+  type RunPolicySettings,
+  type RunSpec,
+  readRunSpec,
+  setUpDomain,
+  writeRunSpec,
+} from '@dreamgym/run';
 import { type CommandIo, type FlagValues, fail, readJsonFile } from './command-arguments.js';
-import { type DomainSetup, type DomainSetupOptions, setUpDomain } from './domain-setup.js';
 import type { ModelSelection, SelectedModels } from './model-selection.js';
 import { checkStartingPolicy, checkSyntheticEnvironment } from './preflight-check.js';
 import {
@@ -28,13 +40,6 @@ import {
   setField,
 } from './run-flags.js';
 import { modelSettings, prepareRunModels, selectRunModels } from './run-models.js';
-import {
-  createRunPolicy,
-  loadLlmPolicyModule,
-  type RunPolicy,
-  type RunPolicySettings,
-} from './run-policy.js';
-import { RUN_SPEC_FILE, type RunSpec, readRunSpec, writeRunSpec } from './run-spec.js';
 
 /** A `dreamgym train` run folder's settings: how its parts are built, and the loop's configuration. */
 export interface SavedRun {

@@ -12,8 +12,8 @@ import {
   parseDreamGymConfig,
   type TrainablePolicy,
 } from '@dreamgym/core';
+import type { DomainSetup } from '@dreamgym/run';
 import { type CommandIo, type FlagValues, fail } from './command-arguments.js';
-import type { DomainSetup } from './domain-setup.js';
 import type { SelectedModels } from './model-selection.js';
 import { openRunParts, readSavedRun } from './prepare-run.js';
 import { setupFlags } from './run-flags.js';

@@ -7,6 +7,12 @@
 import { join, resolve } from 'node:path';
 import { parseOptions } from '@dreamgym/core';
 import {
+  type DomainSetupOptions,
+  DomainSetupOptionsSchema,
+  LLM_POLICY_PACKAGE,
+  type RunPolicySettings,
+} from '@dreamgym/run';
+import {
   type CommandIo,
   decimal,
   defaultDataDirectory,
@@ -15,8 +21,6 @@ import {
   integer,
   recallTarget,
 } from './command-arguments.js';
-import { type DomainSetupOptions, DomainSetupOptionsSchema } from './domain-setup.js';
-import { LLM_POLICY_PACKAGE, type RunPolicySettings } from './run-policy.js';
 
 /**
  * A flag that sets one field of the loop's configuration from its text (and the field's value

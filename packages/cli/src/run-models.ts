@@ -3,8 +3,8 @@
  * folder's `run.json`, so a resumed run and `dreamgym eval` build the same parts.
  */
 import { ConfigError, type EmbeddingModel } from '@dreamgym/core';
+import { type DomainSetup, RUN_SPEC_FILE, SAVED_MODEL_FLAGS } from '@dreamgym/run';
 import { type FlagSpecs, type FlagValues, fail } from './command-arguments.js';
-import type { DomainSetup } from './domain-setup.js';
 import {
   createEmbedder,
   loadLlamaRuntime,
@@ -14,7 +14,6 @@ import {
   selectModels,
   usesChatModel,
 } from './model-selection.js';
-import { RUN_SPEC_FILE, SAVED_MODEL_FLAGS } from './run-spec.js';
 
 /** Where the servers are and how the local model runs may change on resume; which models, not. */
 const RESUMABLE_MODEL_FLAGS = new Set<string>([

@@ -4,7 +4,7 @@
  * with the same domain settings as the serving process (adapter, offline transitions in a
  * replay buffer, the embedded experience model with its outcome judge).
  */
-import { type DomainSetupOptions, setUpDomain } from './domain-setup.js';
+import { type DomainSetupOptions, setUpDomain } from '@dreamgym/run';
 
 /** What `dreamgym serve` hands each worker. */
 export interface ServeReplicaOptions {

@@ -19,6 +19,7 @@ import {
   type SftExportCounts,
 } from '@dreamgym/core/annotate';
 import { compactExperienceFormat, standardExperienceFormat } from '@dreamgym/core/experience';
+import { loadDomainAdapter, ProgressReporter } from '@dreamgym/run';
 import {
   type Command,
   type CommandIo,
@@ -27,9 +28,7 @@ import {
   integer,
   parseFlags,
 } from '../command-arguments.js';
-import { loadDomainAdapter } from '../domains.js';
 import { openChatModel } from '../model-selection.js';
-import { ProgressReporter } from '../progress.js';
 
 const ANNOTATE_USAGE = `Usage: dreamgym annotate --domain NAME --out DIR [options]
 

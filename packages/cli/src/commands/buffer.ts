@@ -23,6 +23,7 @@ import type {
   ReplayBufferStats,
   ReplayIndexOptions,
 } from '@dreamgym/core/replay';
+import { loadDomainAdapter, ProgressReporter } from '@dreamgym/run';
 import {
   type Command,
   type CommandIo,
@@ -32,8 +33,6 @@ import {
   parseFlags,
   recallTarget,
 } from '../command-arguments.js';
-import { loadDomainAdapter } from '../domains.js';
-import { ProgressReporter } from '../progress.js';
 
 const BUILD_USAGE = `Usage: dreamgym buffer build --domain NAME --out DIR [options]
 

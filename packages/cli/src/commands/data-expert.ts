@@ -4,6 +4,7 @@
  * download does not include).
  */
 import { join, resolve } from 'node:path';
+import { loadDomainAdapter } from '@dreamgym/run';
 import {
   type Command,
   type CommandIo,
@@ -12,7 +13,6 @@ import {
   integer,
   parseFlags,
 } from '../command-arguments.js';
-import { loadDomainAdapter } from '../domains.js';
 
 const EXPERT_USAGE = `Usage: dreamgym data expert --domain NAME [options]
 

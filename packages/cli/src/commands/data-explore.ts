@@ -3,6 +3,7 @@
  * offline trajectories.
  */
 import { resolve } from 'node:path';
+import { loadDomainAdapter, reportEpisodes } from '@dreamgym/run';
 import {
   type Command,
   type CommandIo,
@@ -12,8 +13,6 @@ import {
   integer,
   parseFlags,
 } from '../command-arguments.js';
-import { loadDomainAdapter } from '../domains.js';
-import { reportEpisodes } from '../progress.js';
 
 const EXPLORE_USAGE = `Usage: dreamgym data explore --domain NAME --out FILE [options]
 

@@ -14,10 +14,10 @@ import {
   SyntheticEnvironment,
 } from '@dreamgym/core';
 import type { OnPolicyFidelityReport } from '@dreamgym/core/eval';
+import { setUpDomain } from '@dreamgym/run';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../cli.js';
 import { captureIo, dataRoot } from '../cli.test-support.js';
-import { setUpDomain } from '../domain-setup.js';
 import { renderFidelityReport } from './fidelity.js';
 
 let directory: string;

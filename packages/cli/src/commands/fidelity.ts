@@ -19,12 +19,10 @@ import type {
   OnPolicyFidelityReport,
   SuccessEstimate,
 } from '@dreamgym/core/eval';
+import { escapeHtml, htmlPage, ProgressReporter, reportEpisodes } from '@dreamgym/run';
 import { type Command, type CommandIo, integer, parseFlags } from '../command-arguments.js';
-import { htmlPage } from '../html-report.js';
-import { ProgressReporter, reportEpisodes } from '../progress.js';
 import { runDirectoryFlag, withRunCheckpoint } from '../run-checkpoint.js';
 import { RUN_MODEL_OVERRIDE_FLAGS } from '../run-models.js';
-import { escapeHtml } from '../svg-chart.js';
 
 const FIDELITY_USAGE = `Usage: dreamgym fidelity --run-dir DIR [options]
 

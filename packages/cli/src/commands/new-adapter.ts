@@ -12,8 +12,8 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '@dreamgym/core';
+import { adapterFactoryName } from '@dreamgym/run';
 import { type Command, type CommandIo, fail } from '../command-arguments.js';
-import { adapterFactoryName } from '../domains.js';
 import { shippedFile } from '../package-files.js';
 
 const USAGE = `Usage: dreamgym new adapter NAME [options]

@@ -3,8 +3,8 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { loadRun, renderReport } from '@dreamgym/run';
 import { type Command, type CommandIo, fail, parseFlags } from '../command-arguments.js';
-import { loadRun, renderReport } from '../html-report.js';
 
 const REPORT_USAGE = `Usage: dreamgym report --run-dir DIR [--run-dir DIR ...] [--out FILE] [--title TEXT]
 

@@ -23,6 +23,14 @@ import {
 } from '@dreamgym/core';
 import { OpenAICompatibleChatModel } from '@dreamgym/core/models';
 import {
+  createExperienceModel,
+  type DomainSetup,
+  type DomainSetupOptions,
+  readRunSpec,
+  setUpDomain,
+  writeRunSpec,
+} from '@dreamgym/run';
+import {
   type Command,
   type CommandIo,
   decimal,
@@ -33,11 +41,8 @@ import {
   parseFlags,
   readJsonFile,
 } from '../command-arguments.js';
-import { type DomainSetup, type DomainSetupOptions, setUpDomain } from '../domain-setup.js';
-import { createExperienceModel } from '../experience-model.js';
 import { parseModelSelection, selectModels } from '../model-selection.js';
 import { domainSetupFromFlags, loopConfigFromFlags, runFolderFlag } from '../run-flags.js';
-import { readRunSpec, writeRunSpec } from '../run-spec.js';
 
 const SERVE_USAGE = `Usage: dreamgym serve --domain NAME [options]
 

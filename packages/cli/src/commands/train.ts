@@ -13,6 +13,7 @@ import {
   type IterationMetrics,
 } from '@dreamgym/core';
 import type { PreflightReport, SyntheticToRealGap } from '@dreamgym/core/eval';
+import { ProgressReporter } from '@dreamgym/run';
 import {
   type Command,
   type CommandIo,
@@ -23,7 +24,6 @@ import {
 import { MODEL_SELECTION_FLAGS } from '../model-selection.js';
 import { preflightLine } from '../preflight-check.js';
 import { prepareRun } from '../prepare-run.js';
-import { ProgressReporter } from '../progress.js';
 
 const TRAIN_USAGE = `Usage: dreamgym train --domain NAME [options]
 

@@ -1,13 +1,3 @@
-// What an adapter's exploration and expert generation take and write (`DomainAdapter.explore`,
-// `DomainAdapter.generateExpertTrajectories`): offline trajectories as JSONL.
-export type {
-  ExpertGenerationOptions,
-  ExpertGenerationProgress,
-  ExpertGenerationSummary,
-  ExplorationOptions,
-  ExplorationProgress,
-  ExplorationSummary,
-} from '../adapter.js';
 export type { Environment } from './environment.js';
 export {
   formatFieldPath,
@@ -19,6 +9,14 @@ export {
   readJsonlLines,
   writeJsonl,
 } from './jsonl.js';
+export type {
+  ExpertGenerationOptions,
+  ExpertGenerationProgress,
+  ExpertGenerationSummary,
+  ExplorationOptions,
+  ExplorationProgress,
+  ExplorationSummary,
+} from './offline-data.js';
 export {
   type ExperienceSource,
   ExperienceSourceSchema,

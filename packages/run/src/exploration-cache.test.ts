@@ -8,12 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readJsonl, type Trajectory, TrajectorySchema } from '@dreamgym/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dataRoot } from './cli.test-support.js';
 import {
   type ExplorationDataOptions,
   ensureExplorationData,
   explorationCachePath,
 } from './exploration-cache.js';
+import { dataRoot } from './run.test-support.js';
 
 const dataDir = join(dataRoot(), 'alfworld');
 

@@ -1,10 +1,11 @@
 /**
- * Finding a domain's adapter package: `--domain alfworld` loads `@dreamgym/alfworld` and
- * calls its `createAlfworldAdapter(options)` factory (every adapter exports
- * `create<Domain>Adapter`). Third-party adapters are named with `--adapter-package`.
- * Packages are looked for from the working folder's project first, then from where this CLI
- * is installed: a global install (`npm install -g @dreamgym/cli @dreamgym/alfworld`) keeps the
- * adapters beside the CLI, outside any project.
+ * Finding a domain's adapter package: domain `alfworld` (`--domain alfworld`) loads
+ * `@dreamgym/alfworld` and calls its `createAlfworldAdapter(options)` factory (every adapter
+ * exports `create<Domain>Adapter`). Third-party adapters are named by package
+ * (`--adapter-package`). Packages are looked for from the working folder's project first,
+ * then from where this package is installed: a global install (`npm install -g @dreamgym/cli
+ * @dreamgym/alfworld`) keeps the adapters beside the CLI and its `@dreamgym/run`, outside any
+ * project, and the lookup walks up to them.
  */
 import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -22,12 +23,12 @@ export function adapterFactoryName(domain: string): string {
   return `create${pascal}Adapter`;
 }
 
-/** Where packages are looked for: the working folder, then this CLI's own install. */
+/** Where packages are looked for: the working folder, then this package's own install. */
 function searchRoots(): string[] {
   return [process.cwd(), dirname(fileURLToPath(import.meta.url))];
 }
 
-/** Adapter packages installed next to the CLI or in the working folder's project (keyword `dreamgym-adapter`). */
+/** Adapter packages installed beside this package or in the working folder's project (keyword `dreamgym-adapter`). */
 export function installedAdapterPackages(
   from: string | readonly string[] = searchRoots(),
 ): string[] {
@@ -81,7 +82,7 @@ function installedPackageFolder(packageName: string): string | undefined {
 
 /**
  * Why `packageName` did not resolve. An installed package whose entry is missing is a
- * workspace package not built yet: the CLI loads adapters' `dist/`, which only a build makes
+ * workspace package not built yet: adapters are loaded from their `dist/`, which only a build makes
  * (npm links a workspace package's source folder at install time).
  */
 function unresolvedError(domain: string, packageName: string, error: unknown): ConfigError {
@@ -89,7 +90,7 @@ function unresolvedError(domain: string, packageName: string, error: unknown): C
   if (folder !== undefined) {
     const what = existsSync(join(folder, 'dist'))
       ? `its entry does not resolve (${(error as Error).message.split('\n')[0]})`
-      : 'it has no dist/, which the CLI loads';
+      : 'it has no dist/, which is what is loaded';
     return new ConfigError(
       `Domain "${domain}": package ${packageName} is installed (${folder}) but not built: ${what}. Build it from the repository root: npx turbo run build --filter=${packageName} (again after every change to it).`,
       { field: 'domain', cause: error },

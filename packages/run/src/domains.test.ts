@@ -21,7 +21,7 @@ describe('adapter discovery', () => {
       const script = join(folder, 'discover.mts');
       await writeFile(
         script,
-        `import { installedAdapterPackages, loadDomainAdapter } from ${JSON.stringify(join(root, 'packages/cli/src/domains.ts'))};
+        `import { installedAdapterPackages, loadDomainAdapter } from ${JSON.stringify(join(root, 'packages/run/src/domains.ts'))};
 const adapter = await loadDomainAdapter('alfworld', { dataDir: ${JSON.stringify(folder)} });
 console.log(JSON.stringify({ installed: installedAdapterPackages(), name: adapter.name }));`,
       );
@@ -75,7 +75,7 @@ console.log(JSON.stringify({ installed: installedAdapterPackages(), name: adapte
       const script = join(workspace, 'load.mts');
       await writeFile(
         script,
-        `import { loadDomainAdapter } from ${JSON.stringify(join(root, 'packages/cli/src/domains.ts'))};
+        `import { loadDomainAdapter } from ${JSON.stringify(join(root, 'packages/run/src/domains.ts'))};
 try {
   await loadDomainAdapter('x', { dataDir: ${JSON.stringify(workspace)} });
   console.log(JSON.stringify({ loaded: true }));
@@ -94,7 +94,7 @@ try {
       expect(outcome).toMatchObject({ code: 'CONFIG_INVALID', field: 'domain' });
       expect(outcome.message).not.toMatch(/not installed/);
       expect(outcome.message).toContain(
-        `Domain "x": package @dreamgym/x is installed (${realpathSync(adapterFolder)}) but not built: it has no dist/, which the CLI loads. Build it from the repository root: npx turbo run build --filter=@dreamgym/x`,
+        `Domain "x": package @dreamgym/x is installed (${realpathSync(adapterFolder)}) but not built: it has no dist/, which is what is loaded. Build it from the repository root: npx turbo run build --filter=@dreamgym/x`,
       );
     } finally {
       await rm(workspace, { recursive: true, force: true });

@@ -1,0 +1,53 @@
+/**
+ * `@dreamgym/run`: what a DreamGym run is assembled from, without a command line: a domain's
+ * set-up (its adapter, tasks, offline data and replay buffer), the one experience model
+ * factory of every door (embedded, LLM, hybrid: judged by the learned outcome judge), the
+ * policy a run trains, the run folder's `run.json`, and the progress lines and HTML reports
+ * of a run. `@dreamgym/cli` maps its flags onto these; benchmarks and programs import them.
+ *
+ * @packageDocumentation
+ */
+export {
+  type DomainSetup,
+  type DomainSetupOptions,
+  DomainSetupOptionsSchema,
+  setUpDomain,
+} from './domain-setup.js';
+export { adapterFactoryName, installedAdapterPackages, loadDomainAdapter } from './domains.js';
+export {
+  createExperienceModel,
+  type EmbeddedExperienceModel,
+  ExperienceGrounding,
+  type ExperienceGroundingOptions,
+  type ExperienceModelChoice,
+  embeddedExperienceModel,
+} from './experience-model.js';
+export {
+  type ExplorationData,
+  type ExplorationDataOptions,
+  ensureExplorationData,
+} from './exploration-cache.js';
+export { htmlPage, loadRun, type ReportRun, renderReport } from './html-report.js';
+export {
+  formatProgressLine,
+  type ProgressOutput,
+  ProgressReporter,
+  type ProgressState,
+  reportEpisodes,
+} from './progress.js';
+export {
+  createRunPolicy,
+  LLM_POLICY_PACKAGE,
+  loadLlmPolicyModule,
+  type RunPolicy,
+  type RunPolicySettings,
+  RunPolicySettingsSchema,
+} from './run-policy.js';
+export {
+  RUN_SPEC_FILE,
+  type RunSpec,
+  readRunSpec,
+  SAVED_MODEL_FLAGS,
+  writeRunSpec,
+} from './run-spec.js';
+export { type ChartSeries, escapeHtml, type LineChartOptions, lineChart } from './svg-chart.js';
