@@ -6,12 +6,13 @@ import {
   createExperienceModel,
   type DomainSetup,
   type DomainSetupOptions,
+  selectModels,
   setUpDomain,
 } from '@dreamgym/run';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureIo, dataRoot } from './cli.test-support.js';
 import { serveExperienceModel } from './commands/serve.js';
-import { parseModelSelection, selectModels } from './model-selection.js';
+import { parseModelSelection } from './model-flags.js';
 import { createReplica } from './serve-replica.js';
 
 const setup = (options: Partial<DomainSetupOptions> = {}): DomainSetupOptions => ({

@@ -16,17 +16,17 @@ import { LlmTaskGenerator } from '@dreamgym/core/curriculum';
 import { GroundedHybridExperienceModel, ReasoningExperienceModel } from '@dreamgym/core/experience';
 import { OpenAICompatibleChatModel } from '@dreamgym/core/models';
 import { ChatModelPolicy } from '@dreamgym/core/policy';
-import { type DomainSetup, setUpDomain } from '@dreamgym/run';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  type DomainSetup,
   loadLlamaRuntime,
-  MODEL_SELECTION_FLAGS,
   openChatModel,
-  parseModelSelection,
   type SelectedModels,
   selectModels,
+  setUpDomain,
   usesChatModel,
-} from './model-selection.js';
+} from '@dreamgym/run';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MODEL_SELECTION_FLAGS, parseModelSelection } from './model-flags.js';
 
 function alfworldData(): string {
   const root = process.env.DREAMGYM_DATA_DIR;

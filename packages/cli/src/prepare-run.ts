@@ -2,8 +2,8 @@
  * A run from the command line: `prepareRun` turns `dreamgym train`'s flags and config file
  * (or, on `--resume`, the settings its run folder saved) into what the loop runs with: its
  * configuration, its components (the domain, the models, the policy) and the run folder.
- * `openRunParts` builds the parts, in the order that fails fastest, for `prepareRun` and for
- * the commands that reopen a run (`eval`, `fidelity`). The loop's own rules (when the real
+ * `openRun` of `@dreamgym/run` builds the parts, in the order that fails fastest, for
+ * `prepareRun` and for the commands that reopen a run (`eval`, `fidelity`). The loop's own rules (when the real
  * environment is used, how the starting policy is measured) stay the loop's: the real
  * environment is always handed over, and "before" is the loop's `evaluation.atStart`.
  */
@@ -17,20 +17,14 @@ import {
 } from '@dreamgym/core';
 import type { PreflightReport } from '@dreamgym/core/eval';
 import {
-  createRunPolicy,
-  type DomainSetup,
-  type DomainSetupOptions,
-  loadLlmPolicyModule,
+  openRun,
   RUN_SPEC_FILE,
-  type RunPolicy,
   type RunPolicySettings,
   type RunSpec,
   readRunSpec,
-  setUpDomain,
   writeRunSpec,
 } from '@dreamgym/run';
 import { type CommandIo, type FlagValues, fail, readJsonFile } from './command-arguments.js';
-import type { ModelSelection, SelectedModels } from './model-selection.js';
 import { checkStartingPolicy, checkSyntheticEnvironment } from './preflight-check.js';
 import {
   domainSetupFromFlags,
@@ -39,7 +33,7 @@ import {
   runFolderFlag,
   setField,
 } from './run-flags.js';
-import { modelSettings, prepareRunModels, selectRunModels } from './run-models.js';
+import { modelSettings } from './run-models.js';
 
 /** A `dreamgym train` run folder's settings: how its parts are built, and the loop's configuration. */
 export interface SavedRun {
@@ -62,74 +56,6 @@ export async function readSavedRun(runDirectory: string): Promise<SavedRun> {
     spec: { ...spec, policy: spec.policy ?? { kind: 'linear' }, models: spec.models ?? {} },
     config: await readJsonFile(join(runDirectory, 'config.json'), '--run-dir'),
   };
-}
-
-/** A run's parts on its domain. */
-export interface RunParts {
-  domain: DomainSetup;
-  /** The configuration the policy was built with. */
-  config: DreamGymConfig;
-  /** The models of the selection, when there was one. */
-  models?: SelectedModels;
-  policy: RunPolicy;
-  /** Frees the policy, then the models. */
-  close(): Promise<void>;
-}
-
-/**
- * Builds a run's parts. What can fail without the data fails before the domain loads (which
- * takes minutes): the LLM policy's package, the local model file, the embeddings server.
- * `onDomain` does what needs the loaded domain and returns the configuration the policy is
- * built with; `logModel` picks the lines of the models' description to log.
- */
-export async function openRunParts(options: {
-  setup: DomainSetupOptions;
-  policy: RunPolicySettings;
-  selection: ModelSelection | undefined;
-  runDirectory: string;
-  io: CommandIo;
-  onDomain(domain: DomainSetup): DreamGymConfig | Promise<DreamGymConfig>;
-  logModel(line: string): boolean;
-}): Promise<RunParts> {
-  const { io, selection, runDirectory } = options;
-  const log = (message: string) => io.stderr.write(`${message}\n`);
-  // The worker and the model cache need PATH and HOME even where the caller passes a partial environment.
-  const env = { ...process.env, ...io.env };
-  const module =
-    options.policy.kind === 'llm' ? await loadLlmPolicyModule(options.policy.package) : undefined;
-  const embedder = selection && (await prepareRunModels(selection, { env, cwd: io.cwd }));
-  const domain = await setUpDomain(options.setup, log, embedder ? { embedder } : {});
-  const config = await options.onDomain(domain);
-  const models =
-    selection && (await selectRunModels(selection, domain, { env, cwd: io.cwd, log, embedder }));
-  try {
-    for (const line of models?.describe() ?? []) if (options.logModel(line)) log(line);
-    const policy = await createRunPolicy({
-      settings: options.policy,
-      config,
-      adapter: domain.adapter,
-      runDirectory,
-      ...(module ? { module } : {}),
-      env,
-      log,
-    });
-    return {
-      domain,
-      config,
-      ...(models ? { models } : {}),
-      policy,
-      close: async () => {
-        try {
-          await policy.close();
-        } finally {
-          await models?.dispose();
-        }
-      },
-    };
-  } catch (error) {
-    await models?.dispose();
-    throw error;
-  }
 }
 
 /** What `dreamgym train` hands the loop. */
@@ -205,12 +131,14 @@ export async function prepareRun(
     ...(saved ? { saved: saved.spec.models } : {}),
     runDirectory,
   });
-  const parts = await openRunParts({
+  const parts = await openRun({
     setup,
     policy,
     selection: models.selection,
     runDirectory,
-    io,
+    env: io.env,
+    cwd: io.cwd,
+    log: (message) => io.stderr.write(`${message}\n`),
     onDomain: async (domain) => {
       await mkdir(runDirectory, { recursive: true });
       await writeRunSpec(runDirectory, { command: 'train', setup, policy, models: models.flags });

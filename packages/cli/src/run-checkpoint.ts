@@ -12,10 +12,9 @@ import {
   parseDreamGymConfig,
   type TrainablePolicy,
 } from '@dreamgym/core';
-import type { DomainSetup } from '@dreamgym/run';
+import { type DomainSetup, openRun, type SelectedModels } from '@dreamgym/run';
 import { type CommandIo, type FlagValues, fail } from './command-arguments.js';
-import type { SelectedModels } from './model-selection.js';
-import { openRunParts, readSavedRun } from './prepare-run.js';
+import { readSavedRun } from './prepare-run.js';
 import { setupFlags } from './run-flags.js';
 import { modelSettings } from './run-models.js';
 
@@ -86,7 +85,7 @@ export async function withRunCheckpoint<T>(
     ? modelSettings(values, { policy: spec.policy.kind, saved: spec.models, runDirectory })
         .selection
     : undefined;
-  const parts = await openRunParts({
+  const parts = await openRun({
     setup: {
       ...setup,
       ...(options.wholeSplit || runEvaluationTasks === undefined
@@ -103,7 +102,9 @@ export async function withRunCheckpoint<T>(
     policy: spec.policy,
     selection,
     runDirectory,
-    io,
+    env: io.env,
+    cwd: io.cwd,
+    log: (message) => io.stderr.write(`${message}\n`),
     onDomain: (domain) => {
       if (domain.evaluationTasks.length === 0) {
         // Split names are the dataset's own (ALFWorld's valid_seen, MiniWoB++'s eval): a name it

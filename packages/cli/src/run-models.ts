@@ -2,18 +2,9 @@
  * The models a run was trained with: `dreamgym train` keeps its model flags in the run
  * folder's `run.json`, so a resumed run and `dreamgym eval` build the same parts.
  */
-import { ConfigError, type EmbeddingModel } from '@dreamgym/core';
-import { type DomainSetup, RUN_SPEC_FILE, SAVED_MODEL_FLAGS } from '@dreamgym/run';
+import { type ModelSelection, RUN_SPEC_FILE, SAVED_MODEL_FLAGS } from '@dreamgym/run';
 import { type FlagSpecs, type FlagValues, fail } from './command-arguments.js';
-import {
-  createEmbedder,
-  loadLlamaRuntime,
-  type ModelSelection,
-  parseModelSelection,
-  type SelectedModels,
-  selectModels,
-  usesChatModel,
-} from './model-selection.js';
+import { parseModelSelection } from './model-flags.js';
 
 /** Where the servers are and how the local model runs may change on resume; which models, not. */
 const RESUMABLE_MODEL_FLAGS = new Set<string>([
@@ -98,57 +89,4 @@ export function modelSettings(
   // The policy is train's own (a trainable LLM policy, see run-policy.ts), not the selection's.
   const selection = parseModelSelection({ ...flags, policy: 'linear' });
   return { flags, selection };
-}
-
-/**
- * What a selection needs before the domain loads: a local model file that is not there fails
- * at once, and the `--embedder openai` client connects (the replay buffer embeds with it).
- * Resolves to that client; undefined for the hashing embedder.
- */
-export async function prepareRunModels(
-  selection: ModelSelection,
-  context: { env: NodeJS.ProcessEnv; cwd: string },
-): Promise<EmbeddingModel | undefined> {
-  if (usesChatModel(selection) && selection.baseUrl === undefined) {
-    (await loadLlamaRuntime()).resolveModelPath(selection.model, context);
-  }
-  return selection.embedder === 'openai' ? connectEmbedder(selection, context.env) : undefined;
-}
-
-/**
- * The selection's parts on a loaded domain (its experience model built on the domain's
- * grounding by `createExperienceModel`), with the embedder {@link prepareRunModels} connected.
- */
-export function selectRunModels(
-  selection: ModelSelection,
-  domain: DomainSetup,
-  context: {
-    env: NodeJS.ProcessEnv;
-    cwd: string;
-    log: (message: string) => void;
-    embedder: EmbeddingModel | undefined;
-  },
-): Promise<SelectedModels> {
-  const { embedder, ...rest } = context;
-  return selectModels(selection, {
-    adapter: domain.adapter,
-    grounding: domain.experienceGrounding,
-    ...rest,
-    ...(embedder ? { embedder } : {}),
-  });
-}
-
-/** The `--embedder openai` client, asked for its dimension now; a failure names the flag. */
-async function connectEmbedder(
-  selection: ModelSelection,
-  env: NodeJS.ProcessEnv,
-): Promise<EmbeddingModel> {
-  try {
-    return await createEmbedder(selection, env);
-  } catch (error) {
-    throw new ConfigError(
-      `--embedder openai could not use ${selection.embeddingModel} at ${selection.embeddingBaseUrl}: ${(error as Error).message} Check --embedding-base-url (default --base-url) and --embedding-model.`,
-      { field: '--embedding-base-url', cause: error },
-    );
-  }
 }

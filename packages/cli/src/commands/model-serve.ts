@@ -3,8 +3,8 @@
  * 127.0.0.1, until SIGINT or SIGTERM. Prints `listening on <baseURL>` once ready.
  */
 import { resolve } from 'node:path';
+import { loadLlamaRuntime } from '@dreamgym/run';
 import { type Command, type CommandIo, integer, parseFlags } from '../command-arguments.js';
-import { loadLlamaRuntime } from '../model-selection.js';
 
 const SERVE_USAGE = `Usage: dreamgym model serve [options]
 

@@ -27,6 +27,7 @@ import {
   type DomainSetup,
   type DomainSetupOptions,
   readRunSpec,
+  selectModels,
   setUpDomain,
   writeRunSpec,
 } from '@dreamgym/run';
@@ -41,7 +42,7 @@ import {
   parseFlags,
   readJsonFile,
 } from '../command-arguments.js';
-import { parseModelSelection, selectModels } from '../model-selection.js';
+import { parseModelSelection } from '../model-flags.js';
 import { domainSetupFromFlags, loopConfigFromFlags, runFolderFlag } from '../run-flags.js';
 
 const SERVE_USAGE = `Usage: dreamgym serve --domain NAME [options]

@@ -21,7 +21,7 @@ import {
   parseFlags,
   percent,
 } from '../command-arguments.js';
-import { MODEL_SELECTION_FLAGS } from '../model-selection.js';
+import { MODEL_SELECTION_FLAGS } from '../model-flags.js';
 import { preflightLine } from '../preflight-check.js';
 import { prepareRun } from '../prepare-run.js';
 

@@ -7,8 +7,8 @@ import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { loadLlamaRuntime } from '@dreamgym/run';
 import type { CommandIo } from '../command-arguments.js';
-import { loadLlamaRuntime } from '../model-selection.js';
 import {
   aptManualFix,
   type Fix,

@@ -1,15 +1,9 @@
 /**
- * Model selection for the CLI: the flags that choose every model-backed part of a run and
- * the function that builds them.
- *
- *   --experience embedded|llm|hybrid    --policy linear|llm    --task-generator mutation|llm
- *   --embedder hashing|openai           --model local|PATH.gguf|NAME   --base-url URL
- *
- * `--model local` (the default) or a GGUF path runs the model in process through
- * `@dreamgym/llama` (an optional install, loaded on demand); `--base-url URL --model NAME`
- * talks to any OpenAI-compatible server instead. One chat model is shared by every part that
- * needs one. Commands spread {@link MODEL_SELECTION_FLAGS} into their flags, read them with
- * {@link parseModelSelection}, and call {@link selectModels}.
+ * The models of a run: the LLM (in process through `@dreamgym/llama`, an optional install
+ * loaded on demand, or any OpenAI-compatible server), the embedder, and every model-backed part
+ * a {@link ModelSelection} chooses (the experience model through `createExperienceModel`, the
+ * task generator, an LLM policy). One chat model is shared by every part that needs one. The
+ * CLI reads a selection from its flags (`--experience`, `--model`, `--base-url` ...).
  */
 import { resolve } from 'node:path';
 import {
@@ -32,10 +26,9 @@ import {
   OpenAICompatibleScorer,
 } from '@dreamgym/core/models';
 import { ChatModelPolicy } from '@dreamgym/core/policy';
-import { createExperienceModel, type ExperienceGrounding } from '@dreamgym/run';
-import { decimal, type FlagSpecs, type FlagValues, fail, integer } from './command-arguments.js';
+import { createExperienceModel, type ExperienceGrounding } from './experience-model.js';
 
-/** The parts of a `@dreamgym/llama` `LlamaChatModel` the CLI uses. */
+/** The parts of a `@dreamgym/llama` `LlamaChatModel` a run uses. */
 export interface LocalChatModel extends ChatModel, ContinuationScorer {
   /** The model's name (`smollm2-135m-instruct`, or the GGUF's file name). */
   readonly name: string;
@@ -57,7 +50,7 @@ export interface LocalModelServer {
   close(): Promise<void>;
 }
 
-/** What the CLI uses of the `@dreamgym/llama` module. */
+/** What a run uses of the `@dreamgym/llama` module. */
 export interface LlamaRuntime {
   LlamaChatModel: { load(options: Record<string, unknown>): Promise<LocalChatModel> };
   startLlamaServer(options: {
@@ -97,7 +90,7 @@ const LLAMA_PACKAGE = '@dreamgym/llama';
 
 /**
  * Loads `@dreamgym/llama`; throws a `ConfigError` saying how to install it when it is not.
- * Kept out of the CLI's static imports: the runtime loads a native library and is an optional
+ * Kept out of the static imports: the runtime loads a native library and is an optional
  * install for users who only talk to model servers.
  */
 export async function loadLlamaRuntime(): Promise<LlamaRuntime> {
@@ -106,46 +99,13 @@ export async function loadLlamaRuntime(): Promise<LlamaRuntime> {
     return (await import(specifier)) as LlamaRuntime;
   } catch (error) {
     throw new ConfigError(
-      `Local models need the package ${LLAMA_PACKAGE}, which could not be loaded (${(error as Error).message}). Install it next to the CLI: npm install ${LLAMA_PACKAGE}. Or use a model server: --base-url URL --model NAME.`,
+      `Local models need the package ${LLAMA_PACKAGE}, which could not be loaded (${(error as Error).message}). Install it: npm install ${LLAMA_PACKAGE}. Or use a model server: --base-url URL --model NAME.`,
       { field: 'model', cause: error },
     );
   }
 }
 
-/** The model-selection flags, for a command's `parseFlags` (spread them into its own). */
-export const MODEL_SELECTION_FLAGS: FlagSpecs = {
-  experience: { type: 'string' },
-  policy: { type: 'string' },
-  'task-generator': { type: 'string' },
-  embedder: { type: 'string' },
-  model: { type: 'string' },
-  'base-url': { type: 'string' },
-  'experience-format': { type: 'string' },
-  'embedding-model': { type: 'string' },
-  'embedding-base-url': { type: 'string' },
-  'model-concurrency': { type: 'string' },
-  'model-context-size': { type: 'string' },
-  'model-threads': { type: 'string' },
-  'experience-temperature': { type: 'string' },
-};
-
-/** The usage text of {@link MODEL_SELECTION_FLAGS}, for a command's `--help`. */
-export const MODEL_SELECTION_USAGE = `Models:
-  --experience embedded|llm|hybrid   experience model: retrieval over real transitions (default),
-                             the reasoning LLM, or the LLM grounded by retrieval
-  --policy linear|llm        the policy: linear softmax (default) or the LLM (ChatModelPolicy)
-  --task-generator mutation|llm   curriculum task generator (default mutation)
-  --embedder hashing|openai  replay-buffer embedder (default hashing)
-  --model local|PATH.gguf|NAME   the LLM: local (SmolLM2-135M-Instruct in process, the
-                             default), any GGUF file, or with --base-url the served model's name
-  --base-url URL             an OpenAI-compatible server (vLLM, SGLang, Ollama, dreamgym model serve)
-  --experience-format compact|standard   experience prompt (default: compact for local models)
-  --experience-temperature X sampling temperature of the experience model (default 0)
-  --embedding-model NAME     embedding model for --embedder openai
-  --embedding-base-url URL   its server (default --base-url)
-  --model-concurrency N  --model-context-size N  --model-threads N   local model settings`;
-
-/** What the flags chose. */
+/** Which model backs each part of a run (`dreamgym train` reads it from its flags). */
 export interface ModelSelection {
   experience: 'embedded' | 'llm' | 'hybrid';
   policy: 'linear' | 'llm';
@@ -164,91 +124,6 @@ export interface ModelSelection {
   threads?: number;
 }
 
-function choice<T extends string>(
-  values: FlagValues,
-  flag: string,
-  allowed: readonly T[],
-  fallback: T,
-): T {
-  const value = values[flag];
-  if (value === undefined) return fallback;
-  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
-    fail(`--${flag} must be ${allowed.join(' or ')}, got "${String(value)}".`, `--${flag}`);
-  }
-  return value as T;
-}
-
-/** Reads the model-selection flags; throws a `ConfigError` naming the flag at fault. */
-export function parseModelSelection(values: FlagValues): ModelSelection {
-  const string = (flag: string) => values[flag] as string | undefined;
-  const baseUrl = string('base-url');
-  const model = string('model') ?? (baseUrl ? undefined : 'local');
-  if (model === undefined) {
-    fail('--base-url needs --model NAME: the model name the server serves.', '--model');
-  }
-  if (baseUrl !== undefined) {
-    if (!/^https?:\/\/.+/.test(baseUrl)) {
-      fail(
-        `--base-url must be an http(s) URL such as http://127.0.0.1:8000/v1, got "${baseUrl}".`,
-        '--base-url',
-      );
-    }
-    if (model === 'local' || /\.gguf$/i.test(model)) {
-      fail(
-        `--model ${model} is a local model; drop --base-url to run it in process, or name the served model.`,
-        '--model',
-      );
-    }
-  }
-  const embedder = choice(values, 'embedder', ['hashing', 'openai'] as const, 'hashing');
-  const embeddingBaseUrl = string('embedding-base-url') ?? baseUrl;
-  const embeddingModel = string('embedding-model');
-  if (embedder === 'openai' && (embeddingBaseUrl === undefined || embeddingModel === undefined)) {
-    fail(
-      '--embedder openai needs --embedding-model NAME and a server (--embedding-base-url URL or --base-url URL).',
-      '--embedder',
-    );
-  }
-  const experienceFormat = string('experience-format');
-  if (
-    experienceFormat !== undefined &&
-    experienceFormat !== 'compact' &&
-    experienceFormat !== 'standard'
-  ) {
-    fail(
-      `--experience-format must be compact or standard, got "${experienceFormat}".`,
-      '--experience-format',
-    );
-  }
-  const temperature = decimal(string('experience-temperature'), '--experience-temperature') ?? 0;
-  if (temperature < 0 || temperature > 2) {
-    fail(
-      `--experience-temperature must be between 0 and 2, got ${temperature}.`,
-      '--experience-temperature',
-    );
-  }
-  const concurrency = integer(string('model-concurrency'), '--model-concurrency');
-  const contextSize = integer(string('model-context-size'), '--model-context-size');
-  const threads = integer(string('model-threads'), '--model-threads');
-  return {
-    experience: choice(values, 'experience', ['embedded', 'llm', 'hybrid'] as const, 'embedded'),
-    policy: choice(values, 'policy', ['linear', 'llm'] as const, 'linear'),
-    taskGenerator: choice(values, 'task-generator', ['mutation', 'llm'] as const, 'mutation'),
-    embedder,
-    model,
-    ...(baseUrl === undefined ? {} : { baseUrl }),
-    ...(experienceFormat === undefined
-      ? {}
-      : { experienceFormat: experienceFormat as 'compact' | 'standard' }),
-    experienceTemperature: temperature,
-    ...(embeddingModel === undefined ? {} : { embeddingModel }),
-    ...(embedder === 'openai' && embeddingBaseUrl !== undefined ? { embeddingBaseUrl } : {}),
-    ...(concurrency === undefined ? {} : { concurrency }),
-    ...(contextSize === undefined ? {} : { contextSize }),
-    ...(threads === undefined ? {} : { threads }),
-  };
-}
-
 /** Whether any part of `selection` needs the LLM. */
 export function usesChatModel(selection: ModelSelection): boolean {
   return (
@@ -258,7 +133,7 @@ export function usesChatModel(selection: ModelSelection): boolean {
   );
 }
 
-/** Where the CLI runs: environment (API keys, model cache) and working folder. */
+/** Where the run runs: environment (API keys, model cache) and working folder. */
 export interface SelectionEnvironment {
   env: NodeJS.ProcessEnv;
   cwd: string;
