@@ -1,12 +1,12 @@
 /**
  * The AI SDK 7 agent of `agent.ts`, imported as is, trained in the synthetic ALFWorld with its
  * calls recorded by `captureMiddleware` instead of the provider's `fetch`
- * (`checkAgentTraining` says what is checked); and after training, an episode's calls, made
- * through the middleware, went to the new adapter with their tokens. Runs under the
+ * (`checkAgentTraining` says what is checked: after the update, an episode's calls, made
+ * through the middleware, went to the new adapter with their tokens). Runs under the
  * project's LTS Node (`vitest.lts.config.ts`).
  */
 import { resolve } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { checkAgentTraining } from '../../agent-training.test-support.js';
 import * as agent from '../agent.js';
 import { playEpisode } from '../train-with-middleware.js';
@@ -18,14 +18,6 @@ describe('an AI SDK 7 agent trained in DreamGym through the capture middleware',
       agent,
       exports: ['SYSTEM_PROMPT', 'solveTask'],
       play: playEpisode,
-      afterTraining: async ({ trainer, domain }) => {
-        const episode = await trainer.playEpisode(domain.seedTasks[0]!);
-        expect(episode.calls.length).toBeGreaterThan(0);
-        for (const call of episode.calls) {
-          expect(call.model).toBe(trainer.servedModel);
-          expect(call.completionTokenIds!.length).toBeGreaterThan(0);
-        }
-      },
     });
   });
 });
