@@ -42,3 +42,18 @@ after_npm_python() {
   printf '%s\n' "$want" >"$stamp"
   log "Python virtualenv ready"
 }
+
+# llama.cpp's Hugging Face -> GGUF converter, which the experience-model SFT script
+# (trainers/python/experience_sft.py) runs to write its model: copied once from the
+# llama-cpp-python sdist into the tools cache (trainers/python/gguf_converter.py; minutes, as pip
+# prepares the sdist's metadata), so neither the first SFT run nor the suite's SFT test fetches it.
+after_npm_python_converter() {
+  [ -x .venv/bin/python ] || return 0
+  .venv/bin/python - <<'PYTHON'
+import sys
+sys.path.insert(0, 'trainers/python')
+from gguf_converter import converter_script, ensure_converter
+if not converter_script().is_file():
+    ensure_converter(log=lambda line: print(f'[setup] {line}', flush=True))
+PYTHON
+}
