@@ -189,13 +189,18 @@ export function outcomeFacts(
       if (other.entity !== argument) atoms.add(`${prefix}:other=${other.role}`);
     }
   });
-  // The state of every entity the episode touched: its last role, and whether the
-  // instruction names it (holding the task's object; the task's object heated). Entities
-  // alike in both are a group, and what each did before is said of all or only some of the
-  // group: three named items put, one of them never taken.
+  // The state of every entity the episode touched that the instruction names, or that has no
+  // name but an id (a web element): its last role, and whether the instruction names it
+  // (holding the task's object; the task's object heated). Entities alike in both are a group,
+  // and what each did before is said of all or only some of the group: three named items put,
+  // one of them never taken. Things the instruction does not name (a knife, a drawer on the
+  // way) are left out: demonstrations handle them one way (the knife put down before the
+  // meal), so a fact about them would refuse a success that handles them otherwise.
   const groups = new Map<string, string[]>();
   for (const [entity, role] of last) {
-    const key = `${role}:instr=${instructionRelation(entity, present)}`;
+    const relation = instructionRelation(entity, present);
+    if (relation === 'none' && nameOf(entity) !== '') continue;
+    const key = `${role}:instr=${relation}`;
     const group = groups.get(key) ?? [];
     group.push(entity);
     groups.set(key, group);

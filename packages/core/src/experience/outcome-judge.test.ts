@@ -99,6 +99,28 @@ describe('outcomeFacts', () => {
       expect.arrayContaining(['a:put:0:instr=none', 'a:put:0:last=none']),
     );
   });
+
+  it('says nothing of the state of a thing the instruction does not name (a tool in hand)', () => {
+    // A policy that picks the knife up again before the meal eats it as well as one that put
+    // it down; the demonstrations always put it down, so a fact about it would tell them apart.
+    const steps = ['take key 1 from table 1', 'take pen 1 from table 1', 'go to box 1'];
+    const withPen = outcomeFacts(
+      'put a key in box.',
+      steps.map(parse),
+      parse('put key 1 in box 1'),
+    );
+    const without = outcomeFacts(
+      'put a key in box.',
+      steps.filter((step) => !step.includes('pen')).map(parse),
+      parse('put key 1 in box 1'),
+    );
+    expect(withPen.atoms.filter((atom) => atom.startsWith('s:')).sort()).toEqual(
+      without.atoms.filter((atom) => atom.startsWith('s:')).sort(),
+    );
+    // Entities known by an id alone (a web element) are still described.
+    const ids = outcomeFacts('click the button.', [parse('take 12 from 3')], parse('go to 4'));
+    expect(ids.atoms.some((atom) => atom.startsWith('s:take/0'))).toBe(true);
+  });
 });
 
 describe('OutcomeJudge', () => {
