@@ -56,7 +56,7 @@ def test_clones_the_demonstrations_and_writes_a_loadable_adapter(tmp_path: Path,
         [
             "--data", str(data), "--model", str(model_path), "--out", str(out), "--top-layers", "2",
             "--lora-rank", "4", "--learning-rate", "5e-3", "--epochs", "3", "--batch-size", "4",
-            "--evaluations", "1", "--eval-decisions", "2", "--max-new-tokens", "10", "--threads", "2",
+            "--evaluations", "1", "--eval-decisions", "2", "--max-new-tokens", "10", "--threads", "1",
         ]
     )
     assert code == 0
