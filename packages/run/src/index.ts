@@ -14,51 +14,25 @@ export {
   DomainSetupOptionsSchema,
   setUpDomain,
 } from './domain-setup.js';
-export { adapterFactoryName, installedAdapterPackages, loadDomainAdapter } from './domains.js';
+export { adapterFactoryName, loadDomainAdapter } from './domains.js';
 export {
   createExperienceModel,
-  type EmbeddedExperienceModel,
   ExperienceGrounding,
-  type ExperienceGroundingOptions,
   type ExperienceModelChoice,
   embeddedExperienceModel,
 } from './experience-model.js';
-export {
-  type ExplorationData,
-  type ExplorationDataOptions,
-  ensureExplorationData,
-} from './exploration-cache.js';
 export { htmlPage, loadRun, type ReportRun, renderReport } from './html-report.js';
 export {
-  type LlamaRuntime,
-  type LocalChatModel,
-  type LocalModelServer,
   loadLlamaRuntime,
   type ModelSelection,
-  type OpenedChatModel,
   openChatModel,
   type SelectedModels,
-  type SelectionContext,
-  type SelectionEnvironment,
   selectModels,
   usesChatModel,
 } from './models.js';
-export { openRun, type RunParts } from './open-run.js';
-export {
-  formatProgressLine,
-  type ProgressOutput,
-  ProgressReporter,
-  type ProgressState,
-  reportEpisodes,
-} from './progress.js';
-export {
-  createRunPolicy,
-  LLM_POLICY_PACKAGE,
-  loadLlmPolicyModule,
-  type RunPolicy,
-  type RunPolicySettings,
-  RunPolicySettingsSchema,
-} from './run-policy.js';
+export { openRun } from './open-run.js';
+export { type ProgressOutput, ProgressReporter, reportEpisodes } from './progress.js';
+export { LLM_POLICY_PACKAGE, type RunPolicySettings } from './run-policy.js';
 export {
   RUN_SPEC_FILE,
   type RunSpec,
@@ -66,4 +40,4 @@ export {
   SAVED_MODEL_FLAGS,
   writeRunSpec,
 } from './run-spec.js';
-export { type ChartSeries, escapeHtml, type LineChartOptions, lineChart } from './svg-chart.js';
+export { escapeHtml, lineChart } from './svg-chart.js';
