@@ -17,12 +17,17 @@ out=$(cd "$out" && pwd)
   tar --null --no-recursion --ignore-failed-read -T - -cf -) | tar -xf - -C "$scratch"
 ln -s "$repo/node_modules" "$scratch/node_modules"
 cd "$scratch"
+# Every package built from these sources, before versioning (a package's build reads no version):
+# turbo restores what the repository's cache holds for the same inputs (as after `npm test`'s
+# build, ~20 s instead of ~150 s of tsup) and builds the rest; it only reads that cache.
+TURBO_TELEMETRY_DISABLED=1 npx turbo run build --cache-dir="$repo/.turbo/cache" --cache=local:r \
+  --output-logs=errors-only >/dev/null
 npx changeset version
 for manifest in packages/*/package.json adapters/*/package.json; do
   [ -f "$manifest" ] || continue
   dir=$(dirname "$manifest")
   node -e 'const m=require(process.argv[1]); process.exit(m.private ? 1 : 0)' "$scratch/$manifest" || continue
-  (cd "$dir" && npx tsup >/dev/null && npm pack --pack-destination "$out" >/dev/null)
+  (cd "$dir" && npm pack --pack-destination "$out" >/dev/null)
   node -e 'const m=require(process.argv[1]); console.log(`packed ${m.name}@${m.version}`)' "$scratch/$manifest"
 done
 echo "tarballs in $out (nothing was published)"

@@ -20,6 +20,13 @@ it('release:dry packs every public package at one new version without touching t
     expect(new Set(packed.map((match) => match[2])).size).toBe(1);
     const tarballs = await readdir(out);
     expect(tarballs).toHaveLength(publicPackages().length);
+    // Each holds its build, ESM and CommonJS (built in the scratch copy, or restored there from
+    // the repository's turbo cache for the same sources).
+    for (const tarball of tarballs) {
+      const listing = await run('tar', ['tzf', join(out, tarball)], { cwd: out });
+      expect(listing, tarball).toMatch(/^package\/dist\/index\.js$/m);
+      expect(listing, tarball).toMatch(/^package\/dist\/index\.cjs$/m);
+    }
     expect(await run('git', ['status', '--porcelain'], { cwd: repositoryRoot })).toBe(before);
   } finally {
     await rm(out, { recursive: true, force: true });
