@@ -15,18 +15,26 @@ rm -rf "$reports" && mkdir -p "$reports"
 status=0
 failed_steps=()
 
-npx turbo run build typecheck --output-logs=errors-only || exit 1
-npx tsc -p tsconfig.json || exit 1
-npx biome ci . || { status=1; failed_steps+=("lint and format (biome ci)"); }
-bash scripts/check-structure.sh || { status=1; failed_steps+=("structure (import rules, file lengths)"); }
+npx turbo run build --output-logs=errors-only || exit 1
 
-# Python-side tests (environment servers, interop) run in the project virtualenv, beside
-# vitest (most of their time is spent waiting on servers); their output follows vitest's.
+# Python-side tests (environment servers, interop, the torch trainer) run in the project
+# virtualenv as soon as the build is there (they run the built CLI), beside the type checks and
+# lint, then beside vitest; their output follows vitest's. The type checks keep about one core
+# busy for two minutes (one package's tsc at a time, mostly): pytest takes the other.
 pytest_pid=
 if [ -x .venv/bin/python ] && [ -n "$(find . -path ./node_modules -prune -o -path ./.venv -prune -o -name 'test_*.py' -print -quit)" ]; then
   .venv/bin/python -m pytest -q --junitxml="$reports/pytest.xml" >"$reports/pytest.log" 2>&1 &
   pytest_pid=$!
 fi
+
+stop_pytest() {
+  [ -n "$pytest_pid" ] && kill "$pytest_pid" 2>/dev/null && wait "$pytest_pid" 2>/dev/null
+  exit 1
+}
+npx turbo run typecheck --output-logs=errors-only || stop_pytest
+npx tsc -p tsconfig.json || stop_pytest
+npx biome ci . || { status=1; failed_steps+=("lint and format (biome ci)"); }
+bash scripts/check-structure.sh || { status=1; failed_steps+=("structure (import rules, file lengths)"); }
 
 npx vitest run --reporter=default --reporter=json --outputFile.json="$reports/vitest.json" \
   || { status=1; failed_steps+=("vitest"); }
