@@ -580,8 +580,9 @@ describe('dreamgym serve pays what the real engine pays', () => {
       ...episodes.map((episode) => episode.actions.length),
       sanity.actions.length,
     );
-    // Every offline trajectory (about 20 s to load): the file is ordered by task type, and a
-    // judge that never saw a type's endings pays on it (the first 1,000 hold two of the six).
+    // Every offline trajectory (about 20 s to load alone, three minutes beside the whole suite
+    // on two cores: hence the test's limit): the file is ordered by task type, and a judge that
+    // never saw a type's endings pays on it (the first 1,000 hold two of the six).
     const served = await startServe([
       '--domain',
       'alfworld',
@@ -623,5 +624,5 @@ describe('dreamgym serve pays what the real engine pays', () => {
     } finally {
       expect(await stop(served.child)).toBe(0);
     }
-  }, 180_000);
+  }, 480_000);
 });
