@@ -2,10 +2,15 @@
  * The check every agent example passes: the agent of `agent.ts`, imported as is, trained in the
  * synthetic ALFWorld with SmolLM2 behind the model server: its model calls are captured with
  * their token ids, the LoRA adapter's weights move off their initialisation, and the agent's
- * next episode is answered by the new adapter. One example (`ai-sdk-agent`'s
- * train-with-middleware test) trains a second iteration on the calls the first adapter
- * answered; what differs between examples is how the agent's calls are captured and handed
- * over, which one iteration and the episode after it cover.
+ * next episodes are answered by the new adapter.
+ *
+ * An example with two ways of playing (the AI SDK agent's `train.ts`, which captures through the
+ * provider's `fetch`, and `train-with-middleware.ts`, through `captureMiddleware`) is checked in
+ * one training: its episodes take turns, the update learns from the calls both captured, and
+ * after it each way plays an episode that must reach the new adapter. The training itself is the
+ * code every example shares (`AgentTrainer`); what differs is how the calls are captured and
+ * handed over, which one iteration and the episodes after it cover. The `ai` 6 example trains a
+ * second iteration, on the calls the first adapter answered.
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -43,22 +48,26 @@ async function nonZeroLoraB(file: string): Promise<number> {
 
 /**
  * Trains the agent of `agentFile` (whose module is `agent`, with exactly `exports`) through
- * `play` for `iterations` (default 1), and checks what the examples promise.
+ * `plays`, in turn, for `iterations` (default 1), and checks what the examples promise.
  */
 export async function checkAgentTraining(options: {
   agentFile: string;
   agent: Record<string, unknown>;
   exports: string[];
-  play: PlayEpisode;
+  /** The example's ways of playing an episode (its `train*.ts` scripts' `playEpisode`). */
+  plays: PlayEpisode[];
   /**
    * 2: a second iteration trains on the calls the first adapter answered, and its adapter
    * differs from the first.
    */
   iterations?: 1 | 2;
-  /** More checks on the trained set-up, before it is closed. */
-  afterTraining?: (training: Awaited<ReturnType<typeof startAgentTraining>>) => Promise<void>;
 }): Promise<void> {
-  const { agentFile, agent, play } = options;
+  const { agentFile, agent, plays } = options;
+  // Episodes take turns between the ways of playing; any `plays.length` episodes in a row
+  // include each way once.
+  let turn = 0;
+  const play: PlayEpisode = (episode, endpoint, maxSteps) =>
+    plays[turn++ % plays.length]!(episode, endpoint, maxSteps);
   const before = await sha(agentFile);
   expect(Object.keys(agent).sort()).toEqual(options.exports);
   const scratch = await mkdtemp(join(tmpdir(), 'dreamgym-agent-example-'));
@@ -93,15 +102,20 @@ export async function checkAgentTraining(options: {
       // PEFT starts every lora_B at zero: the update moved the weights.
       expect(await nonZeroLoraB(adapterOne)).toBeGreaterThan(0);
 
-      // The agent's next episode, played as in training, went to the new adapter, and each
-      // call kept its prompt's and answer's token ids.
-      const next = await trainer.playEpisode(domain.seedTasks[0]!);
-      expect(next.calls.length).toBeGreaterThan(0);
-      for (const call of next.calls) {
-        expect(call.model).toBe(first.servedModel);
-        expect(call.promptTokenIds!.length).toBeGreaterThan(0);
-        expect(call.completionTokenIds!.length).toBeGreaterThan(0);
-      }
+      // After each update the agent's next episodes, one each way it plays, went to the new
+      // adapter, and each call kept its prompt's and answer's token ids.
+      const playAfterUpdate = async (servedModel: string) => {
+        for (const _ of plays) {
+          const next = await trainer.playEpisode(domain.seedTasks[0]!);
+          expect(next.calls.length).toBeGreaterThan(0);
+          for (const call of next.calls) {
+            expect(call.model).toBe(servedModel);
+            expect(call.promptTokenIds!.length).toBeGreaterThan(0);
+            expect(call.completionTokenIds!.length).toBeGreaterThan(0);
+          }
+        }
+      };
+      await playAfterUpdate(first.servedModel);
 
       let last = first;
       if (options.iterations === 2) {
@@ -111,6 +125,7 @@ export async function checkAgentTraining(options: {
         expect(last.servedModel).not.toBe(first.servedModel);
         // The weights moved between the two updates.
         expect(await sha(adapterTwo)).not.toBe(await sha(adapterOne));
+        await playAfterUpdate(last.servedModel);
       }
 
       // The server answers as the adapter trained last.
@@ -128,7 +143,6 @@ export async function checkAgentTraining(options: {
       expect(trainer.metrics.map((metrics) => metrics.servedModel)).toEqual(
         options.iterations === 2 ? [first.servedModel, last.servedModel] : [first.servedModel],
       );
-      await options.afterTraining?.(training);
     } finally {
       await training.close();
     }

@@ -14,7 +14,7 @@ describe('an OpenAI Agents JS agent trained in DreamGym, unchanged', () => {
       agentFile: resolve(import.meta.dirname, '../agent.ts'),
       agent,
       exports: ['INSTRUCTIONS', 'solveTask'],
-      play: playEpisode,
+      plays: [playEpisode],
     });
   }, 600_000);
 });
