@@ -77,7 +77,10 @@ describe('dreamgym train --policy', () => {
         iterations: 1,
         tasksPerIteration: 1,
         rolloutsPerTask: 2,
-        maxSteps: 2,
+        // One step an episode: each step scores every admissible ALFWorld action (30-60) with
+        // the LLM, and what is checked here (the update, the checkpoint, resume and eval of an
+        // LLM policy) does not depend on episode length.
+        maxSteps: 1,
         concurrency: 2,
         evaluation: { every: 0 },
         setup: { offlineLimit: 200, trainTasks: 4, evalTasks: 1 },
@@ -170,7 +173,7 @@ describe('dreamgym train --policy', () => {
     const evaluation = capture(env);
     expect(
       await runCli(
-        ['eval', '--run-dir', runDirectory, '--eval-tasks', '1', '--max-steps', '2'],
+        ['eval', '--run-dir', runDirectory, '--eval-tasks', '1', '--max-steps', '1'],
         evaluation,
       ),
     ).toBe(0);
