@@ -37,11 +37,12 @@ import {
   type EvaluationMetrics,
   evaluatePolicy,
   type IterationMetrics,
-  type LinearSoftmaxPolicy,
+  measureOnPolicyFidelity,
   parseDreamGymConfig,
   SeededRandom,
   syntheticEnvironmentFromConfig,
   type Task,
+  type TrainablePolicy,
   type Trajectory,
 } from '@dreamgym/core';
 import { EnvironmentPool } from '@dreamgym/core/rollout';
@@ -90,7 +91,23 @@ export interface BudgetDomain {
   start: { how: string; why: string; warmStart: DreamGymConfigInput['warmStart'] };
   /** The embedded experience model's parts (`embeddedExperienceModel`). */
   experienceModel: { outcomeJudge?: boolean; worldMemory?: boolean };
+  /**
+   * Where the curve points keep their policies and costs (`<condition>-<seed>/<mark>/`).
+   * Default `<scratch>/points`; a folder in the repository keeps them for later sessions.
+   */
+  pointsDirectory?: string;
+  /** Fields the results file holds besides the driver's, from its curve points. */
+  document?(curves: readonly CurvePoint[]): Promise<Record<string, unknown>>;
   load(): Promise<LoadedBudgetDomain>;
+}
+
+/** What one training iteration of a condition took, for {@link LoadedBudgetDomain.onIteration}. */
+export interface BudgetIteration {
+  condition: BudgetCondition;
+  seed: number;
+  metrics: IterationMetrics;
+  /** How much each of the domain's `counters` grew during the iteration (evaluations excluded). */
+  counters: Record<string, number>;
 }
 
 /** A domain's data and real environment. */
@@ -104,6 +121,16 @@ export interface LoadedBudgetDomain {
   realEnvironment(): Promise<Environment>;
   /** Releases what `load` started (browsers, servers). */
   close(): Promise<void>;
+  /**
+   * A policy holding `seed`'s untrained weights, which the driver clones from or loads a
+   * saved state into before every use (so it may be one instance, an LLM and its worker,
+   * returned each time). Default: a new linear softmax policy of the base configuration.
+   */
+  policy?(seed: number): Promise<TrainablePolicy>;
+  /** Cumulative counters of the domain's own (e.g. the LLM policy's acting and update seconds). */
+  counters?(): Record<string, number>;
+  /** Called after every training iteration, before the points it reached are evaluated. */
+  onIteration?(iteration: BudgetIteration): Promise<void>;
 }
 
 /** Runs `run` on `domain`, or with no condition writes the report from the results file. */
@@ -184,6 +211,7 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
       curves,
       table: budgetTableRecord(curves, settings),
       claims: budgetClaims(curves, settings),
+      ...(await domain.document?.(curves)),
     };
     const temporary = `${resultsFile}.${process.pid}.tmp`;
     await writeFile(temporary, `${JSON.stringify(document, null, 2)}\n`);
@@ -205,59 +233,101 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
   const offlineBuffer = await writeOfflineBuffer(setup, scratch);
   log(`offline buffer: ${offlineBuffer.size} transitions`);
   const realPool = new EnvironmentPool(() => loaded.realEnvironment());
-  const newPolicy = (seed: number) =>
-    createLinearSoftmaxPolicy(parseDreamGymConfig(baseConfig(seed)));
+  const newPolicy = async (seed: number): Promise<TrainablePolicy> =>
+    loaded.policy
+      ? loaded.policy(seed)
+      : createLinearSoftmaxPolicy(parseDreamGymConfig(baseConfig(seed)));
   /** The embedded experience model, built afresh: one run's `learn` never reaches another's. */
   const freshModels = () =>
     embeddedExperienceModel(setup.adapter, setup.offlineTrajectories, domain.experienceModel);
 
-  async function evaluate(
-    policy: LinearSoftmaxPolicy,
-    options: {
-      environment: 'real' | 'synthetic';
-      tasks: readonly Task[];
-      greedy: boolean;
-      seed: number;
-      label: string;
-    },
+  /** The policy's success on `tasks` in the real environment. */
+  async function evaluateReal(
+    policy: TrainablePolicy,
+    options: { tasks: readonly Task[]; greedy: boolean; seed: number; label: string },
   ): Promise<EvaluationMetrics> {
-    const { environment } = options;
-    const config = baseConfig(options.seed);
-    const gapModel = environment === 'synthetic' ? freshModels() : undefined;
-    const gapBuffer = environment === 'synthetic' ? await offlineBuffer.fresh('gap') : undefined;
+    const { metrics } = await evaluatePolicy({
+      policy,
+      onEpisode: reportEpisodes(
+        `${options.label} (real, ${options.greedy ? 'greedy' : 'sampled'})`,
+      ),
+      environmentFactory: () => realPool.lease(),
+      environment: 'real',
+      tasks: options.tasks,
+      maxSteps,
+      greedy: options.greedy,
+      concurrency: baseConfig(options.seed).realConcurrency!,
+      random: new SeededRandom(options.seed + 1000),
+      candidateActions: (observation, history) =>
+        setup.adapter.candidateActions(observation, history),
+    });
+    return metrics;
+  }
+
+  /**
+   * The policy's own episodes on the same training tasks in the synthetic environment (a
+   * fresh experience model) and the real one, with its synthetic successes replayed on the
+   * real environment (precision) and the model's teacher-forced false successes.
+   */
+  async function measureGap(
+    policy: TrainablePolicy,
+    tasks: readonly Task[],
+    seed: number,
+    label: string,
+  ): Promise<NonNullable<CurvePoint['syntheticToRealGap']>> {
+    const config = baseConfig(seed);
+    const gapModel = freshModels();
+    const gapBuffer = await offlineBuffer.fresh('gap');
+    let shown = 0;
     try {
-      const { metrics } = await evaluatePolicy({
+      const report = await measureOnPolicyFidelity({
         policy,
-        onEpisode: reportEpisodes(
-          `${options.label} (${environment}, ${options.greedy ? 'greedy' : 'sampled'})`,
-        ),
-        environmentFactory:
-          environment === 'real'
-            ? () => realPool.lease()
-            : () =>
-                syntheticEnvironmentFromConfig(config, {
-                  experienceModel: gapModel!.experienceModel,
-                  retriever: gapBuffer!,
-                  adapter: setup.adapter,
-                }),
-        environment,
-        tasks: options.tasks,
+        tasks,
+        adapter: setup.adapter,
+        syntheticEnvironment: () =>
+          syntheticEnvironmentFromConfig(config, {
+            experienceModel: gapModel.experienceModel,
+            retriever: gapBuffer,
+            adapter: setup.adapter,
+          }),
+        realEnvironment: () => realPool.lease(),
+        experienceModel: gapModel.experienceModel,
+        retriever: gapBuffer,
         maxSteps,
-        greedy: options.greedy,
-        concurrency: environment === 'real' ? config.realConcurrency! : 8,
-        random: new SeededRandom(options.seed + 1000),
-        candidateActions: (observation, history) =>
-          setup.adapter.candidateActions(observation, history),
+        greedy: true,
+        random: new SeededRandom(seed + 1000),
+        concurrency: 8,
+        realConcurrency: config.realConcurrency!,
+        onProgress: ({ phase, done, total }) => {
+          if (done === total || Date.now() - shown > 30_000) {
+            shown = Date.now();
+            log(`${label}: ${phase} ${done}/${total}`);
+          }
+        },
       });
-      return metrics;
+      const precision = report.syntheticSuccessPrecision;
+      return {
+        tasks: tasks.length,
+        synthetic: report.syntheticSuccess.rate,
+        real: report.realSuccess.rate,
+        precision: {
+          rate: precision.rate,
+          interval: precision.interval95,
+          replayed: precision.replayed,
+          reallySucceeded: precision.reallySucceeded,
+        },
+        falseSuccessRate: report.falseSuccessRate,
+        trueSuccessRecall: report.trueSuccessRecall,
+      };
     } finally {
-      await gapBuffer?.close();
+      await gapBuffer.close();
     }
   }
 
   /** Where a condition's curve points keep their policies and what they cost. */
+  const pointsRoot = domain.pointsDirectory ?? join(scratch, 'points');
   const pointDirectory = (condition: BudgetCondition, seed: number, realTransitions: number) =>
-    join(scratch, `points`, `${condition}-${seed}`, String(realTransitions));
+    join(pointsRoot, `${condition}-${seed}`, String(realTransitions));
 
   /**
    * Trains `condition` from the policy in `from` with `config` in its run folder (resumed when
@@ -276,9 +346,10 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
     onPointKept?: (point: number) => Promise<void>,
   ): Promise<void> {
     const runDirectory = join(scratch, `run-${condition}-${seed}`);
-    const policy = newPolicy(seed);
+    const policy = await newPolicy(seed);
     await policy.loadState(from);
     const models = freshModels();
+    let counted = loaded.counters?.();
     const buffer = await offlineBuffer.fresh(`${condition}-${seed}`);
     const started = performance.now();
     const resumed = (await DreamGymLoop.latestCheckpoint(runDirectory)) !== undefined;
@@ -298,6 +369,13 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
             log(
               `${condition} seed ${seed} ${progress.done}/${progress.total} ${metrics.phase}: training success ${(100 * metrics.successRate).toFixed(1)}%, real ${metrics.realTransitions}, synthetic ${metrics.syntheticTransitions}`,
             );
+            if (loaded.onIteration) {
+              const now = loaded.counters?.() ?? {};
+              const counters = Object.fromEntries(
+                Object.entries(now).map(([key, value]) => [key, value - (counted?.[key] ?? 0)]),
+              );
+              await loaded.onIteration({ condition, seed, metrics, counters });
+            }
             const records = await runMetrics(runDirectory);
             for (const point of pointsReached(records)) {
               const directory = pointDirectory(condition, seed, point);
@@ -312,6 +390,8 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
               log(`${condition} seed ${seed}: kept the policy at ${point} real transitions`);
               await onPointKept?.(point);
             }
+            // After the points' evaluations: the next iteration's counters leave them out.
+            counted = loaded.counters?.();
           },
         },
         runDirectory,
@@ -329,7 +409,7 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
   async function startPolicy(seed: number): Promise<string> {
     const directory = pointDirectory('start', seed, 0);
     if (await readCost(directory)) return join(directory, 'policy');
-    const policy = newPolicy(seed);
+    const policy = await newPolicy(seed);
     const result = await new DreamGymLoop({
       config: { ...baseConfig(seed), iterations: 0, warmStart: domain.start.warmStart },
       components: {
@@ -460,12 +540,11 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
     }
     measuredHere.add(point);
     Object.assign(point, cost, { final });
-    const policy = newPolicy(seed);
+    const policy = await newPolicy(seed);
     await policy.loadState(join(directory, 'policy'));
     const label = `${condition} seed ${seed} at ${realTransitions} real`;
     const real = (split: string, greedy: boolean) =>
-      evaluate(policy, {
-        environment: 'real',
+      evaluateReal(policy, {
         tasks: loaded.evaluationSets[split]!,
         greedy,
         seed,
@@ -487,17 +566,14 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
       .fork('gap-tasks')
       .shuffle([...setup.seedTasks])
       .slice(0, gapTaskCount);
-    point.syntheticToRealGap ??= { tasks: gapTasks.length };
-    for (const environment of ['synthetic', 'real'] as const) {
-      if (point.syntheticToRealGap[environment] !== undefined) continue;
-      const metrics = await evaluate(policy, {
-        environment,
-        tasks: gapTasks,
-        greedy: true,
+    const gap = point.syntheticToRealGap;
+    if (gap?.synthetic === undefined || gap.real === undefined) {
+      point.syntheticToRealGap = await measureGap(
+        policy,
+        gapTasks,
         seed,
-        label: `${label} ${domain.labels.trainingTasks}`,
-      });
-      point.syntheticToRealGap[environment] = metrics.successRate;
+        `${label} ${domain.labels.trainingTasks}`,
+      );
       await writeResults();
     }
   }

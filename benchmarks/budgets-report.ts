@@ -46,7 +46,22 @@ export interface CurvePoint {
   /** Sampled real success by split (final points). */
   sampled?: Partial<Record<string, SplitResult>>;
   /** The same training tasks greedy in the synthetic environment and on the real one (final points). */
-  syntheticToRealGap?: { tasks: number; synthetic?: number; real?: number };
+  syntheticToRealGap?: {
+    tasks: number;
+    synthetic?: number;
+    real?: number;
+    /** The synthetic successes replayed on the real environment, and how many really succeed. */
+    precision?: {
+      rate: number;
+      interval: [number, number];
+      replayed: number;
+      reallySucceeded: number;
+    };
+    /** Teacher-forced on the real episodes: steps the model paid that the real one did not. */
+    falseSuccessRate?: number;
+    /** Teacher-forced: real successful steps the model also paid. */
+    trueSuccessRecall?: number;
+  };
   /** Whether this point ends its condition's training (the point the final table reads). */
   final: boolean;
 }
