@@ -48,9 +48,11 @@ export {
   type FlattenOptions,
   flattenAccessibilityTree,
 } from './axtree/flatten-accessibility-tree.js';
+export { estimateObservationTokens } from './axtree/observation-budget.js';
 export {
   formatObservationText,
   formatTabHeader,
+  type ObserveOptions,
   type PageObservation,
   PageObserver,
   type PageObserverOptions,

@@ -152,10 +152,28 @@ describe('flattenAccessibilityTree', () => {
     // A long path stays whole: the agent can goto what it reads.
     const longPath = `/${'very-long-path/'.repeat(8)}`;
     expect(displayUrl(`http://127.0.0.1:8000${longPath}`, base)).toBe(longPath);
-    expect(displayUrl(`http://127.0.0.1:8000${longPath}?${'a=1&'.repeat(20)}#top`, base)).toBe(
+    expect(displayUrl(`http://127.0.0.1:8000${longPath}?${'a=1&'.repeat(21)}#top`, base)).toBe(
       `${longPath}?…#top`,
     );
     expect(displayUrl('javascript:void(0)', base)).toBe('javascript:void(0)');
+  });
+
+  it('elides a query only when it is over 80 characters: a long URL with a short query stays whole', () => {
+    const base = new URL('http://127.0.0.1:8000/');
+    const page = `/${'documentation/'.repeat(6)}page.html`;
+    const query = (length: number) => `q=${'x'.repeat(length - 2)}`;
+    // 101 characters of path and a short query: nothing is cut.
+    expect(displayUrl(`http://127.0.0.1:8000${page}?lang=en`, base)).toBe(`${page}?lang=en`);
+    // A query of exactly 80 characters is kept; 81 are elided, the fragment kept.
+    expect(query(80)).toHaveLength(80);
+    expect(displayUrl(`http://127.0.0.1:8000${page}?${query(80)}`, base)).toBe(
+      `${page}?${query(80)}`,
+    );
+    expect(displayUrl(`http://127.0.0.1:8000${page}?${query(81)}#end`, base)).toBe(`${page}?…#end`);
+    // Another origin: the same rule after the origin.
+    expect(displayUrl(`https://example.com/a?${query(80)}`, base)).toBe(
+      `https://example.com/a?${query(80)}`,
+    );
   });
 
   it('returns nothing for an empty snapshot', () => {

@@ -160,14 +160,15 @@ function formatValue(value: unknown): string {
   return String(value);
 }
 
-/** Longest link URL printed with its query; longer ones lose the query (tracking parameters, mostly). */
-const MAX_URL_LENGTH = 80;
+/** Longest query (the characters after `?`) a link URL is printed with; a longer one is elided (tracking parameters, mostly). */
+const MAX_QUERY_LENGTH = 80;
 
 /**
  * A link's URL as printed: relative to the page on the same origin, its fragment alone on the
- * same page (fewer tokens, same information). Beyond {@link MAX_URL_LENGTH} characters the
- * query is elided as `?…`; the path is always whole, so an agent can `goto` what it reads
- * wherever the link has no query (a link with one is followed by clicking it).
+ * same page (fewer tokens, same information). A query over {@link MAX_QUERY_LENGTH} characters
+ * is elided as `?…`; the path, a shorter query and the fragment are always whole, so an agent can
+ * `goto` what it reads wherever the query was kept (a link whose query was elided is followed by
+ * clicking it).
  */
 export function displayUrl(url: string, base: URL | undefined): string {
   try {
@@ -186,7 +187,7 @@ export function displayUrl(url: string, base: URL | undefined): string {
     // An anchor on the same page is its fragment alone.
     if (sameDocument) return target.hash;
     const shown = `${prefix}${target.pathname}${target.search}${target.hash}`;
-    return shown.length > MAX_URL_LENGTH && target.search !== ''
+    return target.search.length - 1 > MAX_QUERY_LENGTH
       ? `${prefix}${target.pathname}?…${target.hash}`
       : shown;
   } catch {

@@ -10,6 +10,7 @@
  * [13] searchbox 'Search' focused: true
  * ```
  */
+import type { TokenCounter } from '@dreamgym/core/experience';
 import type { Page } from 'playwright-core';
 import {
   captureAccessibilitySnapshot,
@@ -18,6 +19,7 @@ import {
 } from './accessibility-snapshot.js';
 import { ElementIdAllocator, type ObservedElement } from './element-ids.js';
 import { flattenAccessibilityTree } from './flatten-accessibility-tree.js';
+import { fitLinesToBudget } from './observation-budget.js';
 
 /** One open tab, for the header. */
 export interface TabSummary {
@@ -53,44 +55,24 @@ export interface PageObserverOptions {
   /** Keep the raw snapshot on each observation (for recording fixtures and benchmarks). Default false. */
   keepSnapshot?: boolean;
   /**
-   * Most tokens (characters / 4) the observation text holds; the tree is cut at a line and a
-   * note says what was left out. Default none.
+   * Most tokens the observation text holds, counted with `countTokens`: the tree is cut at a
+   * line and a note says what was left out. Default none.
    */
   maxTokens?: number | null;
+  /**
+   * The tokenizer of the model that reads the observations (`LlamaChatModel.countTokens`...).
+   * Default `estimateObservationTokens`, which over-counts rather than under.
+   */
+  countTokens?: TokenCounter;
 }
 
-/** Tokens of `text` as the observation budget counts them: characters / 4, rounded up. */
-export const estimateObservationTokens = (text: string): number => Math.ceil(text.length / 4);
-
-/**
- * The tree lines that fit `budget` tokens beside `header`, and the note that ends a cut tree
- * (which elements the agent can still act on: the ids it saw; how to see the rest).
- */
-function fitToBudget(
-  header: string,
-  lines: readonly string[],
-  budget: number,
-  viewportOnly: boolean,
-): { lines: readonly string[]; cut?: { shownLines: number; totalLines: number } } {
-  let used = estimateObservationTokens(header) + 40; // the note's own share
-  let kept = 0;
-  for (const line of lines) {
-    const cost = estimateObservationTokens(`${line}\n`);
-    if (used + cost > budget) break;
-    used += cost;
-    kept += 1;
-  }
-  if (kept === lines.length) return { lines };
-  const rest = viewportOnly
-    ? 'scroll to bring the rest into view'
-    : 'observe with viewportOnly to follow the page as you scroll';
-  return {
-    lines: [
-      ...lines.slice(0, kept),
-      `[The observation is cut at its budget of ${budget} tokens: ${kept} of ${lines.length} lines are shown; ${rest}.]`,
-    ],
-    cut: { shownLines: kept, totalLines: lines.length },
-  };
+/** Options of one {@link PageObserver.observe}. */
+export interface ObserveOptions {
+  /**
+   * Text the reader sees above the observation, followed by a blank line (an action's error):
+   * counted in the budget, not part of the returned text.
+   */
+  above?: string;
 }
 
 /** `Tab 0 (current): Title | Tab 1: Title`. */
@@ -138,7 +120,11 @@ export class PageObserver {
    * Observes `page`. `tabs` lists the open tabs for the header; by default the page alone
    * as tab 0.
    */
-  async observe(page: Page, tabs?: readonly TabSummary[]): Promise<PageObservation> {
+  async observe(
+    page: Page,
+    tabs?: readonly TabSummary[],
+    options: ObserveOptions = {},
+  ): Promise<PageObservation> {
     const started = performance.now();
     const snapshot = await captureAccessibilitySnapshot(this.sessionsOf(page), {
       withBounds: this.options.viewportOnly ?? false,
@@ -149,21 +135,31 @@ export class PageObserver {
       viewportOnly: this.options.viewportOnly ?? false,
     });
     const header = tabs ?? [{ index: 0, title: snapshot.title, url: snapshot.url, current: true }];
+    const head = formatObservationText(header, snapshot.url, '');
     const budget = this.options.maxTokens;
-    const fitted =
-      budget === undefined || budget === null
-        ? { lines: flattened.lines }
-        : fitToBudget(
-            formatObservationText(header, snapshot.url, ''),
-            flattened.lines,
-            budget,
-            this.options.viewportOnly ?? false,
-          );
-    const tree = fitted.lines.join('\n');
+    let tree = flattened.lines.join('\n');
+    let cut: PageObservation['cut'];
+    if (budget !== undefined && budget !== null) {
+      const above = options.above === undefined ? '' : `${options.above}\n\n`;
+      const rest = this.options.viewportOnly
+        ? 'scroll to bring the rest into view'
+        : 'observe with viewportOnly to follow the page as you scroll';
+      const fitted = fitLinesToBudget(
+        `${above}${head}`,
+        flattened.lines,
+        {
+          maxTokens: budget,
+          ...(this.options.countTokens ? { countTokens: this.options.countTokens } : {}),
+        },
+        rest,
+      );
+      tree = fitted.text.slice(above.length + head.length);
+      cut = fitted.cut;
+    }
     const finished = performance.now();
     return {
-      ...('cut' in fitted && fitted.cut ? { cut: fitted.cut } : {}),
-      text: formatObservationText(header, snapshot.url, tree),
+      ...(cut ? { cut } : {}),
+      text: `${head}${tree}`,
       tree,
       url: snapshot.url,
       title: snapshot.title,

@@ -1,12 +1,18 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, EnvironmentError, type Observation } from '@dreamgym/core';
+import { ConfigError, EnvironmentError, type Observation, type Task } from '@dreamgym/core';
 import { describeEnvironmentConformance } from '@dreamgym/core/testing/vitest';
+import { LlamaChatModel } from '@dreamgym/llama';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseObservationLines } from '../actions/web-candidate-actions.js';
+import { estimateObservationTokens } from '../axtree/observation-budget.js';
 import { launchChromium } from '../chromium.js';
+import {
+  type DocumentationPages,
+  serveDocumentationPages,
+} from '../documentation-pages.test-support.js';
 import type { StaticServer } from '../static-server.js';
 import { pageTask, serveTestPages } from '../test-pages.test-support.js';
 import { BrowserEnvironment, defaultTaskStart, suggestTypedTexts } from './browser-environment.js';
@@ -249,11 +255,11 @@ describe('BrowserEnvironment on pages written for the tests', () => {
         const observation = await environment.reset(pageTask(server, 'links.html'));
         const last = observation.text.split('\n').at(-1)!;
         expect(last).toMatch(
-          /^\[The observation is cut at its budget of 80 tokens: \d+ of \d+ lines are shown; observe with viewportOnly/,
+          /^\[The observation is cut at its budget of 120 tokens: [1-9]\d* of \d+ lines are shown; observe with viewportOnly/,
         );
-        expect(Math.ceil(observation.text.length / 4)).toBeLessThanOrEqual(80 + 20);
+        expect(estimateObservationTokens(observation.text)).toBeLessThanOrEqual(120);
       },
-      { maxObservationTokens: 80 },
+      { maxObservationTokens: 120 },
     );
   });
 
@@ -503,3 +509,60 @@ describeEnvironmentConformance(
   },
   { timeout: 60_000 },
 );
+
+describe('the observation budget on a real long page, in the tokens of the model that reads it', () => {
+  let pages: DocumentationPages;
+  let model: LlamaChatModel;
+  beforeAll(async () => {
+    [pages, model] = await Promise.all([
+      serveDocumentationPages(['typing']),
+      LlamaChatModel.load({ model: 'local', contextSize: 256, concurrency: 1 }),
+    ]);
+  }, 120_000);
+  afterAll(async () => {
+    await pages?.close();
+    await model?.dispose();
+  });
+  const typingPage = (): Task => ({
+    id: 'docs:typing',
+    domain: 'web-test',
+    instruction: 'Find what TypeVar does.',
+    origin: 'seed',
+    meta: { startUrl: `${pages.server.url}typing.html` },
+  });
+
+  it("holds every observation the model reads to maxObservationTokens of the model's tokenizer", () =>
+    withEnvironment(
+      async (environment) => {
+        const observation = await environment.reset(typingPage());
+        expect(model.countTokens(observation.text)).toBeLessThanOrEqual(1_500);
+        expect(model.countTokens(observation.text)).toBeGreaterThan(1_400);
+        expect(observation.text.split('\n').at(-1)).toMatch(
+          /^\[The observation is cut at its budget of 1500 tokens: \d+ of \d+ lines are shown;/,
+        );
+        // An action's error on top is counted in the same budget.
+        const failed = await environment.step('click [99999]');
+        expect(failed.observation.text).toMatch(/^Action failed: /);
+        expect(model.countTokens(failed.observation.text)).toBeLessThanOrEqual(1_500);
+      },
+      { maxObservationTokens: 1_500, countTokens: model.countTokens },
+    ));
+
+  it('holds it without a tokenizer too: the default estimate never under-counts the page', async () => {
+    let whole = '';
+    await withEnvironment(
+      async (environment) => {
+        whole = (await environment.reset(typingPage())).text;
+      },
+      { maxObservationTokens: null },
+    );
+    expect(model.countTokens(whole)).toBeGreaterThan(20_000);
+    await withEnvironment(async (environment) => {
+      const observation = await environment.reset(typingPage());
+      expect(observation.text).toContain('The observation is cut at its budget of 8000 tokens');
+      const real = model.countTokens(observation.text);
+      expect(real).toBeLessThanOrEqual(8_000);
+      expect(real).toBeGreaterThan(4_000);
+    });
+  });
+});

@@ -14,11 +14,17 @@ import {
   type StepResult,
   type Task,
 } from '@dreamgym/core';
+import type { TokenCounter } from '@dreamgym/core/experience';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { executeWebAction } from '../actions/execute-web-action.js';
 import { formatWebAction, parseWebAction, type WebAction } from '../actions/web-action-grammar.js';
 import { webCandidateActions } from '../actions/web-candidate-actions.js';
-import { type PageObservation, PageObserver } from '../axtree/page-observer.js';
+import { fitLinesToBudget } from '../axtree/observation-budget.js';
+import {
+  type ObserveOptions,
+  type PageObservation,
+  PageObserver,
+} from '../axtree/page-observer.js';
 import { launchChromium } from '../chromium.js';
 import { WebActionError } from '../errors.js';
 import { BrowserTabs } from './browser-tabs.js';
@@ -112,14 +118,16 @@ export class BrowserEnvironment implements Environment {
   private readonly ownsBrowser: boolean;
   private readonly hooks: BrowserTaskHooks;
   private readonly refiner: ObservationRefiner | undefined;
+  private readonly countTokens: TokenCounter | undefined;
   private episode: Episode | undefined;
   private closed = false;
 
   private constructor(setup: BrowserEnvironmentSetup) {
-    const { hooks, refiner, browser, ...options } = setup;
+    const { hooks, refiner, browser, countTokens, ...options } = setup;
     this.options = parseOptions(BrowserEnvironmentOptionsSchema, options, 'browser environment');
     this.hooks = hooks ?? {};
     this.refiner = refiner;
+    this.countTokens = countTokens;
     this.browser = browser;
     this.ownsBrowser = browser === undefined;
   }
@@ -224,6 +232,7 @@ export class BrowserEnvironment implements Environment {
         new PageObserver({
           viewportOnly: this.options.viewportOnly,
           maxTokens: this.options.maxObservationTokens,
+          ...(this.countTokens ? { countTokens: this.countTokens } : {}),
         });
       if (kept) observer.resetIds();
       Object.assign(episode, {
@@ -311,7 +320,11 @@ export class BrowserEnvironment implements Environment {
   private async observe(notice?: string): Promise<Observation> {
     const episode = this.episode!;
     const page = await episode.tabs.page();
-    const mapped = await this.observeWithRetries(page);
+    // Without a refiner the notice goes on top of the mapped text as it is: counted in its budget.
+    const mapped = await this.observeWithRetries(
+      page,
+      this.refiner || notice === undefined ? {} : { above: notice },
+    );
     episode.last = mapped;
     episode.lastPage = page;
     let text = mapped.text;
@@ -326,6 +339,17 @@ export class BrowserEnvironment implements Environment {
       if (refined.info) info.refinement = refined.info;
     }
     if (notice) text = `${notice}\n\n${text}`;
+    const budget = this.options.maxObservationTokens;
+    if (budget !== null) {
+      // What the model reads is at most the budget: a refiner's text too (the mapper's, notice
+      // included, was fitted already and passes unchanged).
+      text = fitLinesToBudget(
+        '',
+        text.split('\n'),
+        { maxTokens: budget, ...(this.countTokens ? { countTokens: this.countTokens } : {}) },
+        'the rest is left out',
+      ).text;
+    }
     const typeSuggestions = suggestTypedTexts(
       `${episode.task.instruction}\n${episode.instruction ?? ''}`,
     );
@@ -351,11 +375,11 @@ export class BrowserEnvironment implements Environment {
    * Maps the current tab; a page that is navigating can lose its document under the capture,
    * so the capture is retried after the load.
    */
-  private async observeWithRetries(page: Page): Promise<PageObservation> {
+  private async observeWithRetries(page: Page, options: ObserveOptions): Promise<PageObservation> {
     const episode = this.episode!;
     for (let attempt = 1; ; attempt += 1) {
       try {
-        return await episode.observer.observe(page, await episode.tabs.summaries());
+        return await episode.observer.observe(page, await episode.tabs.summaries(), options);
       } catch (error) {
         if (attempt >= 3 || page.isClosed()) throw error;
         await page

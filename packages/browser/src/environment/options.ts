@@ -4,6 +4,7 @@
  * where an episode starts and how it is scored.
  */
 import type { Task } from '@dreamgym/core';
+import type { TokenCounter } from '@dreamgym/core/experience';
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { z } from 'zod';
 import type { WebAction } from '../actions/web-action-grammar.js';
@@ -37,9 +38,11 @@ export const BrowserEnvironmentOptionsSchema = z.object({
   /** Observe only what is inside the viewport (scroll to see more). Default false: the whole page. */
   viewportOnly: z.boolean().default(false),
   /**
-   * Most tokens an observation holds (estimated as characters / 4): the tree is cut after the
-   * line that reaches it, and a note at the end says how much was left out. A long page's
-   * whole tree runs to 35k-90k tokens. Default 8 000; `null` for no budget.
+   * Most tokens an observation holds, in the tokens of the model that reads it (`countTokens`),
+   * else as `estimateObservationTokens` counts them (never fewer than SmolLM2's tokenizer on
+   * real pages): the tree is cut at a line and a note at the end says how much was left out.
+   * The whole text the model reads is counted (header, an action's error, the note). A long
+   * page's whole tree runs to 35k-180k tokens. Default 8 000; `null` for no budget.
    */
   maxObservationTokens: z.number().int().positive().nullable().default(8_000),
   /** List candidate actions in `Observation.actions`. Default true. */
@@ -147,6 +150,12 @@ export interface BrowserEnvironmentSetup extends BrowserEnvironmentOptionsInput 
   hooks?: BrowserTaskHooks;
   /** An optional refinement of each observation (the paper's second stage). */
   refiner?: ObservationRefiner;
+  /**
+   * The tokenizer of the model that reads the observations (the policy's, or the experience
+   * model's: `LlamaChatModel.countTokens`), for `maxObservationTokens`. Default
+   * `estimateObservationTokens`, an estimate that over-counts rather than under.
+   */
+  countTokens?: TokenCounter;
   /**
    * A browser to use instead of launching one. It is shared: the environment closes only
    * its own contexts, never this browser.
