@@ -54,11 +54,12 @@ describe('loopConfigFromFlags', () => {
 
   it("sets one field per flag and keeps the rest of the file's objects", () => {
     const config = loopConfigFromFlags(
-      { 'warm-start': 'bc', 'eval-env': 'both', iterations: '3' },
+      { 'warm-start': 'bc', 'eval-env': 'both', iterations: '3', 'keep-best-on-real': '20' },
       file,
     );
     expect(config).toEqual({
       iterations: 3,
+      selection: { realTasks: 20 },
       warmStart: { behaviourCloning: { maxTrajectories: 40, epochs: 3 } },
       evaluation: { every: 4, gapTasks: 20, environments: ['synthetic', 'real'] },
     });

@@ -68,6 +68,7 @@ const CONFIG_FLAGS: Record<string, ConfigFlag> = {
     ),
   },
   'gap-tasks': { path: ['evaluation', 'gapTasks'], value: integer },
+  'keep-best-on-real': { path: ['selection', 'realTasks'], value: integer },
   // `bc` keeps the file's cloning settings (`maxTrajectories` ...); `none` removes them.
   'warm-start': {
     path: ['warmStart', 'behaviourCloning'],

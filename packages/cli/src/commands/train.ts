@@ -109,6 +109,10 @@ Loop (override the config file):
                              before and after training are always measured alike
   --gap-tasks N              training tasks played in both environments at each evaluation,
                              to report the synthetic-to-real gap (needs the real environment)
+  --keep-best-on-real N      end on the policy that did best on N training tasks played in
+                             the real environment at the start and at each evaluation (a
+                             lying synthetic environment then costs time, not quality); their
+                             real steps count as the run's real transitions
 
 Ablations:
   --no-curriculum            no task generation (seed tasks only)
@@ -151,6 +155,7 @@ const TRAIN_OPTIONS: FlagSpecs = {
   'eval-env': { type: 'string' },
   'eval-mode': { type: 'string' },
   'gap-tasks': { type: 'string' },
+  'keep-best-on-real': { type: 'string' },
   'warm-start': { type: 'string' },
   ...MODEL_SELECTION_FLAGS,
   'policy-model': { type: 'string' },

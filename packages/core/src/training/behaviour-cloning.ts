@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
+import { writeFileAtomic } from '../files/atomic-write.js';
 import type { Observation, Step, Trajectory } from '../mdp/schemas.js';
 import type { PolicySample, TrainablePolicy } from '../policy/policy.js';
 import type { SeededRandom } from '../random/seeded-random.js';
@@ -164,4 +165,27 @@ export async function cloneBehaviour(
   } finally {
     await rm(best, { recursive: true, force: true });
   }
+}
+
+/**
+ * The loop's warm start: {@link cloneBehaviour} with a log line per epoch and one for the
+ * epoch kept, its result written to `file` (`warm-start.json`).
+ */
+export async function warmStartByCloning(
+  options: BehaviourCloningOptions & { log: (message: string) => void; file: string },
+): Promise<BehaviourCloningResult> {
+  const { log, file, ...cloning } = options;
+  log('warm start: behaviour cloning on the offline trajectories...');
+  const result = await cloneBehaviour({
+    ...cloning,
+    onEpoch: (epoch) =>
+      log(
+        `behaviour cloning epoch ${epoch.epoch}: train NLL ${epoch.trainNegativeLogLikelihood.toFixed(3)}, held-out NLL ${epoch.heldOutNegativeLogLikelihood.toFixed(3)}`,
+      ),
+  });
+  log(
+    `warm start: kept epoch ${result.bestEpoch}, held-out NLL ${result.initialHeldOutNegativeLogLikelihood.toFixed(3)} -> ${result.bestHeldOutNegativeLogLikelihood.toFixed(3)} (${result.trainSamples} demonstrated steps)`,
+  );
+  await writeFileAtomic(file, `${JSON.stringify(result, null, 2)}\n`);
+  return result;
 }

@@ -27,13 +27,14 @@ import type { ExperienceModel } from '../experience/experience-model.js';
 import { writeFileAtomic } from '../files/atomic-write.js';
 import type { Environment } from '../mdp/environment.js';
 import { readJsonl } from '../mdp/jsonl.js';
-import type { Observation, Step, Task, Trajectory } from '../mdp/schemas.js';
+import type { Task, Trajectory } from '../mdp/schemas.js';
 import type { TrainablePolicy } from '../policy/policy.js';
 import { type RandomState, SeededRandom } from '../random/seeded-random.js';
 import type { ReplayBuffer } from '../replay/replay-buffer.js';
 import { EnvironmentPool } from '../rollout/environment-pool.js';
 import { type Rollout, rolloutToTrajectory, rolloutToTransitions } from '../rollout/rollout.js';
-import { type BehaviourCloningResult, cloneBehaviour } from './behaviour-cloning.js';
+import { type BehaviourCloningResult, warmStartByCloning } from './behaviour-cloning.js';
+import { CheckpointSelection, type CheckpointSelectionResult } from './checkpoint-selection.js';
 import { CheckpointStore, type LoadedCheckpoint } from './checkpoint-store.js';
 import {
   type DreamGymConfig,
@@ -56,7 +57,12 @@ import { createLoopTrainer, rewardGroups } from './loop-trainer.js';
 import { type IterationMetrics, IterationMetricsSchema } from './metrics.js';
 import type { PolicyGradientTrainer, UpdateMetrics } from './policy-gradient-trainer.js';
 import { extendRun } from './run-extension.js';
-import { BudgetedEnvironment, RealTransitionBudget } from './sim-to-real.js';
+import {
+  BudgetedEnvironment,
+  estimatedIterations,
+  plannedIterations,
+  RealTransitionBudget,
+} from './sim-to-real.js';
 import { stalledUpdateWarning } from './stalled-updates.js';
 import { syntheticEnvironmentFromConfig } from './synthetic-environment-from-config.js';
 
@@ -126,6 +132,8 @@ export interface DreamGymResult {
   warmStart?: BehaviourCloningResult;
   /** The starting policy's evaluation (after any warm start, before RL), with `evaluation.atStart`. */
   start?: StartEvaluation;
+  /** Which policy the run kept and why, with `selection`. */
+  selection?: CheckpointSelectionResult;
 }
 
 /** The state a run starts its iterations from: restored from a checkpoint, or new. */
@@ -142,6 +150,7 @@ export class DreamGymLoop {
   private readonly checkpoints: CheckpointStore;
   private readonly log: (message: string) => void;
   private readonly evaluation: LoopEvaluation;
+  private readonly selection: CheckpointSelection | undefined;
 
   constructor(options: DreamGymLoopOptions) {
     const { components, runDirectory } = options;
@@ -160,6 +169,7 @@ export class DreamGymLoop {
         'evaluation.environments includes "real"',
       ],
       [this.config.evaluation.gapTasks > 0, 'evaluation.gapTasks > 0'],
+      [this.config.selection !== undefined, 'selection.realTasks'],
     ];
     for (const [needed, why] of realNeeded) {
       if (needed && !components.realEnvironment) {
@@ -183,6 +193,15 @@ export class DreamGymLoop {
       seedTasks: components.seedTasks,
       log: this.log,
     });
+    this.selection = this.config.selection
+      ? new CheckpointSelection({
+          seed: this.config.seed,
+          realTasks: this.config.selection.realTasks,
+          seedTasks: components.seedTasks,
+          evaluation: this.evaluation,
+          log: this.log,
+        })
+      : undefined;
   }
 
   /** Name of the latest checkpoint in a run folder, or undefined for a new run. */
@@ -198,29 +217,6 @@ export class DreamGymLoop {
       warmStart: join(this.runDirectory, 'warm-start.json'),
       start: join(this.runDirectory, 'start-evaluation.json'),
     };
-  }
-
-  /** Total iterations the run will make: the synthetic ones, then at least one real one when there is a budget. */
-  private plannedIterations(): number {
-    const { simToReal } = this.config;
-    const perRealIteration =
-      simToReal.tasksPerIteration * simToReal.rolloutsPerTask * this.config.maxSteps;
-    const realIterations =
-      simToReal.realTransitionBudget > 0
-        ? Math.ceil(simToReal.realTransitionBudget / perRealIteration)
-        : 0;
-    return this.config.iterations + realIterations;
-  }
-
-  /**
-   * Iterations for progress once `done` iterations have run, some of them real: the real ones
-   * left are estimated from the transitions the real iterations so far used on average (the
-   * plan assumes every episode runs to `maxSteps`, and most end sooner).
-   */
-  private estimatedIterations(done: number, budget: RealTransitionBudget): number {
-    if (budget.remaining === 0) return done;
-    const realDone = done - this.config.iterations;
-    return done + Math.ceil(budget.remaining / (budget.spent / realDone));
   }
 
   /**
@@ -251,7 +247,7 @@ export class DreamGymLoop {
       real: components.realEnvironment
         ? new EnvironmentPool(components.realEnvironment)
         : undefined,
-      totalIterations: this.plannedIterations(),
+      totalIterations: plannedIterations(this.config),
     };
     const budget = new RealTransitionBudget(
       config.simToReal.realTransitionBudget,
@@ -264,27 +260,42 @@ export class DreamGymLoop {
     // The starting policy's check (`checkStart`) stops a new run before any training.
     if (start && !checkpoint) await components.checkStart?.(start);
     let finalEvaluations: EvaluationMetrics[] = state.metrics.at(-1)?.evaluations ?? [];
+    let selection: CheckpointSelectionResult | undefined;
     try {
-      if (this.plannedIterations() === 0) {
+      if (!checkpoint) await this.selection?.validate(state, budget, 0);
+      if (plannedIterations(this.config) === 0) {
         // Nothing to train (a warm start alone): evaluate the policy as it stands, and keep
         // it as checkpoint 0 so that `eval` and `fidelity` can measure the starting policy.
         finalEvaluations = start?.evaluations ?? (await this.evaluation.evaluate(state, 0));
-        if (!checkpoint) await saveRunCheckpoint(this.checkpoints, state);
+        if (!checkpoint) await this.saveCheckpoint(state);
       }
-      await this.syntheticPhase(state, options.signal);
+      await this.syntheticPhase(state, budget, options.signal);
       if (budget.remaining > 0) await this.realPhase(state, budget, options.signal);
+      if (state.metrics.length > 0) finalEvaluations = state.metrics.at(-1)!.evaluations;
+      if (this.selection) {
+        selection = await this.selection.keep(state, (name) => this.saveCheckpoint(state, name));
+        finalEvaluations =
+          selection.keptIteration === 0
+            ? (start?.evaluations ?? finalEvaluations)
+            : (state.metrics[selection.keptIteration - 1]?.evaluations ?? finalEvaluations);
+      }
     } finally {
       await state.synthetic.closeAll();
       await state.real?.closeAll();
     }
-    if (state.metrics.length > 0) finalEvaluations = state.metrics.at(-1)!.evaluations;
     return {
       policy: components.policy,
       metrics: state.metrics,
       finalEvaluations,
       ...(warmStart ? { warmStart } : {}),
       ...(start ? { start } : {}),
+      ...(selection ? { selection } : {}),
     };
+  }
+
+  /** Saves the run's checkpoint of its current iteration, with the selection's parts. */
+  private saveCheckpoint(state: RunState, name?: string): Promise<void> {
+    return saveRunCheckpoint(this.checkpoints, state, this.selection?.checkpointParts(), name);
   }
 
   /**
@@ -304,6 +315,7 @@ export class DreamGymLoop {
       await extendRun(this.files.config, this.config, counters, this.runDirectory, this.log);
     }
     await components.policy.loadState(checkpointFolder(checkpoint, 'policy', this.runDirectory));
+    await this.selection?.restore(checkpoint, components.policy, this.runDirectory);
     const valueFunction = checkpoint.parts().includes('value-header')
       ? valueFunctionFromCheckpoint(checkpoint, this.runDirectory)
       : undefined;
@@ -338,7 +350,17 @@ export class DreamGymLoop {
     await writeFile(this.files.metrics, '');
     await writeFile(this.files.experience, '');
     const warmStart = config.warmStart.behaviourCloning
-      ? await this.cloneDemonstrations(random.fork('behaviour-cloning'), options)
+      ? await warmStartByCloning({
+          policy: components.policy,
+          trajectories: components.demonstrations ?? [],
+          candidateActions: (observation, history) =>
+            components.adapter.candidateActions(observation, history),
+          config: config.warmStart.behaviourCloning,
+          random: random.fork('behaviour-cloning'),
+          log: this.log,
+          file: this.files.warmStart,
+          ...(options.signal ? { signal: options.signal } : {}),
+        })
       : undefined;
     // RL is a new optimisation problem: it starts from the policy's weights (cloned or
     // loaded) but not from the moments of the optimiser that produced them.
@@ -375,7 +397,11 @@ export class DreamGymLoop {
   }
 
   /** The synthetic iterations still to run: curriculum batch, update, write-back, growth. */
-  private async syntheticPhase(state: RunState, signal: AbortSignal | undefined): Promise<void> {
+  private async syntheticPhase(
+    state: RunState,
+    budget: RealTransitionBudget,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
     const { config } = this;
     const { counters, curriculum } = state;
     const trainer = this.createTrainer(state, 'synthetic', () => state.synthetic.lease());
@@ -400,12 +426,18 @@ export class DreamGymLoop {
       if (growth.warning) this.log(`warning: iteration ${counters.iteration}: ${growth.warning}`);
       const isLast =
         counters.iteration + 1 === config.iterations && config.simToReal.realTransitionBudget === 0;
-      await this.finishIteration(state, { phase: 'synthetic', update, batch, isLast, started });
+      await this.finishIteration(state, budget, {
+        phase: 'synthetic',
+        update,
+        batch,
+        isLast,
+        started,
+      });
       if (
         counters.iteration % config.checkpointEvery === 0 ||
         counters.iteration === config.iterations
       ) {
-        await saveRunCheckpoint(this.checkpoints, state);
+        await this.saveCheckpoint(state);
       }
     }
     await trainer.close();
@@ -446,39 +478,11 @@ export class DreamGymLoop {
         );
       }
       const isLast = budget.remaining === 0;
-      state.totalIterations = this.estimatedIterations(counters.iteration + 1, budget);
-      await this.finishIteration(state, { phase: 'real', update, batch, isLast, started });
-      await saveRunCheckpoint(this.checkpoints, state);
+      state.totalIterations = estimatedIterations(config, counters.iteration + 1, budget);
+      await this.finishIteration(state, budget, { phase: 'real', update, batch, isLast, started });
+      await this.saveCheckpoint(state);
     }
     await trainer.close();
-  }
-
-  /** Behaviour cloning on the demonstrations, recorded in `warm-start.json`. */
-  private async cloneDemonstrations(
-    random: SeededRandom,
-    options: { signal?: AbortSignal },
-  ): Promise<BehaviourCloningResult> {
-    const { components } = this;
-    const cloningConfig = this.config.warmStart.behaviourCloning!;
-    this.log('warm start: behaviour cloning on the offline trajectories...');
-    const result = await cloneBehaviour({
-      policy: components.policy,
-      trajectories: components.demonstrations ?? [],
-      candidateActions: (observation: Observation, history: readonly Step[]) =>
-        components.adapter.candidateActions(observation, history),
-      config: cloningConfig,
-      random,
-      onEpoch: (epoch) =>
-        this.log(
-          `behaviour cloning epoch ${epoch.epoch}: train NLL ${epoch.trainNegativeLogLikelihood.toFixed(3)}, held-out NLL ${epoch.heldOutNegativeLogLikelihood.toFixed(3)}`,
-        ),
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    this.log(
-      `warm start: kept epoch ${result.bestEpoch}, held-out NLL ${result.initialHeldOutNegativeLogLikelihood.toFixed(3)} -> ${result.bestHeldOutNegativeLogLikelihood.toFixed(3)} (${result.trainSamples} demonstrated steps)`,
-    );
-    await writeFileAtomic(this.files.warmStart, `${JSON.stringify(result, null, 2)}\n`);
-    return result;
   }
 
   private createTrainer(
@@ -519,6 +523,7 @@ export class DreamGymLoop {
   /** Evaluates when due, records the iteration's metrics and advances the counters. */
   private async finishIteration(
     state: RunState,
+    budget: RealTransitionBudget,
     iteration: {
       phase: 'synthetic' | 'real';
       update: UpdateMetrics;
@@ -535,6 +540,7 @@ export class DreamGymLoop {
       iteration.isLast || (evaluation.every > 0 && iterationNumber % evaluation.every === 0);
     const evaluations = due ? await this.evaluation.evaluate(state, iterationNumber) : [];
     const gap = due ? await this.evaluation.syntheticToRealGap(state, iterationNumber) : undefined;
+    if (due) await this.selection?.validate(state, budget, iterationNumber);
     const generatedInBatch = batch.filter((task) => task.origin === 'generated').length;
     const record = IterationMetricsSchema.parse({
       iteration: counters.iteration,

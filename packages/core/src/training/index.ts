@@ -33,6 +33,7 @@ export {
   cloneBehaviour,
   demonstrationSamples,
 } from './behaviour-cloning.js';
+export type { CheckpointSelectionResult } from './checkpoint-selection.js';
 export {
   type CheckpointFolders,
   type CheckpointParts,

@@ -68,7 +68,7 @@ export class LoopEvaluation {
     for (const environment of evaluation.environments) {
       for (const mode of evaluation.modes) {
         results.push(
-          await this.evaluateOn(state, environment, evaluationTasks, {
+          await this.evaluateTasks(state, environment, evaluationTasks, {
             greedy: mode === 'greedy',
             episodesPerTask: evaluation.episodesPerTask,
             label: `evaluation:${iterationNumber}:${mode}`,
@@ -98,8 +98,8 @@ export class LoopEvaluation {
       episodesPerTask: 1,
       label: `gap:${iterationNumber}`,
     };
-    const synthetic = await this.evaluateOn(state, 'synthetic', tasks, options);
-    const real = await this.evaluateOn(state, 'real', tasks, options);
+    const synthetic = await this.evaluateTasks(state, 'synthetic', tasks, options);
+    const real = await this.evaluateTasks(state, 'real', tasks, options);
     return {
       tasks: tasks.length,
       syntheticSuccessRate: synthetic.successRate,
@@ -108,7 +108,8 @@ export class LoopEvaluation {
     };
   }
 
-  private async evaluateOn(
+  /** The run's current policy on `tasks` in one environment. */
+  async evaluateTasks(
     state: RunState,
     environment: 'synthetic' | 'real',
     tasks: readonly Task[],

@@ -12,7 +12,11 @@ import type { TrainablePolicy } from '../policy/policy.js';
 import type { SeededRandom } from '../random/seeded-random.js';
 import type { ReplayBuffer } from '../replay/replay-buffer.js';
 import type { EnvironmentPool } from '../rollout/environment-pool.js';
-import { CheckpointStore, type LoadedCheckpoint } from './checkpoint-store.js';
+import {
+  type CheckpointFolders,
+  CheckpointStore,
+  type LoadedCheckpoint,
+} from './checkpoint-store.js';
 import { replayExperience } from './experience-log.js';
 import { LinearValueFunction, type LinearValueFunctionState } from './linear-value-function.js';
 import type { IterationMetrics } from './metrics.js';
@@ -104,11 +108,26 @@ export function checkpointFolder(
   return folder;
 }
 
-/** Saves the run's state as the checkpoint of its current iteration. */
-export async function saveRunCheckpoint(store: CheckpointStore, state: RunState): Promise<void> {
+/**
+ * Saves the run's state as the checkpoint of its current iteration (`name` overrides its
+ * name), with `extra` parts and part folders (the checkpoint selection's).
+ */
+export async function saveRunCheckpoint(
+  store: CheckpointStore,
+  state: RunState,
+  extra: { parts: Record<string, unknown>; folders: CheckpointFolders } = {
+    parts: {},
+    folders: {},
+  },
+  name = `iteration-${String(state.counters.iteration).padStart(6, '0')}`,
+): Promise<void> {
   const { counters, random, policy, valueFunction, reference, curriculum } = state;
   counters.random = random.getState();
-  const parts: Record<string, unknown> = { counters, curriculum: curriculum.toJSON() };
+  const parts: Record<string, unknown> = {
+    counters,
+    curriculum: curriculum.toJSON(),
+    ...extra.parts,
+  };
   if (valueFunction) {
     const { weights, adamM, adamV, ...header } = valueFunction.exportState();
     Object.assign(parts, {
@@ -118,9 +137,10 @@ export async function saveRunCheckpoint(store: CheckpointStore, state: RunState)
       'value-adam-v': bytesOf(adamV),
     });
   }
-  await store.save(`iteration-${String(counters.iteration).padStart(6, '0')}`, parts, {
+  await store.save(name, parts, {
     policy: (folder) => policy.saveState(folder),
     ...(reference ? { reference: (folder: string) => reference.saveState(folder) } : {}),
+    ...extra.folders,
   });
 }
 

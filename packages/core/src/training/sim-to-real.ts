@@ -8,6 +8,7 @@
 import { BudgetExhaustedError, ConfigError } from '../errors.js';
 import type { Environment } from '../mdp/environment.js';
 import type { Observation, StepResult, Task } from '../mdp/schemas.js';
+import type { DreamGymConfig } from './dreamgym-config.js';
 
 /** A shared count of real transitions against a fixed budget. */
 export class RealTransitionBudget {
@@ -42,6 +43,14 @@ export class RealTransitionBudget {
     this.spentCount += 1;
     return true;
   }
+
+  /**
+   * Counts `transitions` spent on the real environment outside training (validating the
+   * policy), which may overdraw the budget: a real step is spent once it is taken.
+   */
+  spendOutside(transitions: number): void {
+    this.spentCount += transitions;
+  }
 }
 
 /**
@@ -70,4 +79,33 @@ export class BudgetedEnvironment implements Environment {
   close(): Promise<void> {
     return this.inner.close();
   }
+}
+
+/** Total iterations a run will make: the synthetic ones, then at least one real one when there is a budget. */
+export function plannedIterations(
+  config: Pick<DreamGymConfig, 'iterations' | 'maxSteps' | 'simToReal'>,
+): number {
+  const { simToReal } = config;
+  const perRealIteration =
+    simToReal.tasksPerIteration * simToReal.rolloutsPerTask * config.maxSteps;
+  const realIterations =
+    simToReal.realTransitionBudget > 0
+      ? Math.ceil(simToReal.realTransitionBudget / perRealIteration)
+      : 0;
+  return config.iterations + realIterations;
+}
+
+/**
+ * Iterations for progress once `done` iterations have run, some of them real: the real ones
+ * left are estimated from the transitions the real iterations so far used on average (the
+ * plan assumes every episode runs to `maxSteps`, and most end sooner).
+ */
+export function estimatedIterations(
+  config: Pick<DreamGymConfig, 'iterations'>,
+  done: number,
+  budget: RealTransitionBudget,
+): number {
+  if (budget.remaining === 0) return done;
+  const realDone = done - config.iterations;
+  return done + Math.ceil(budget.remaining / (budget.spent / realDone));
 }
