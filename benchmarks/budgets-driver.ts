@@ -129,6 +129,15 @@ export interface LoadedBudgetDomain {
   policy?(seed: number): Promise<TrainablePolicy>;
   /** Cumulative counters of the domain's own (e.g. the LLM policy's acting and update seconds). */
   counters?(): Record<string, number>;
+  /**
+   * Makes the start from the untrained `policy` (instead of the loop's warm start with
+   * `BudgetDomain.start.warmStart`), e.g. cloning for a number of epochs chosen elsewhere.
+   */
+  clone?(
+    policy: TrainablePolicy,
+    seed: number,
+    demonstrations: readonly Trajectory[],
+  ): Promise<void>;
   /** Called after every training iteration, before the points it reached are evaluated. */
   onIteration?(iteration: BudgetIteration): Promise<void>;
 }
@@ -410,6 +419,23 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
     const directory = pointDirectory('start', seed, 0);
     if (await readCost(directory)) return join(directory, 'policy');
     const policy = await newPolicy(seed);
+    if (loaded.clone) {
+      await loaded.clone(policy, seed, loaded.demonstrations);
+    } else {
+      await cloneInLoop(policy, seed);
+    }
+    await policy.saveState(join(directory, 'policy'));
+    await writeCost(directory, {
+      realTransitions: 0,
+      syntheticTransitions: 0,
+      updates: 0,
+      wallSeconds: 0,
+    });
+    return join(directory, 'policy');
+  }
+
+  /** The loop's warm start (`domain.start.warmStart`) into `policy`. */
+  async function cloneInLoop(policy: TrainablePolicy, seed: number): Promise<void> {
     const result = await new DreamGymLoop({
       config: { ...baseConfig(seed), iterations: 0, warmStart: domain.start.warmStart },
       components: {
@@ -427,14 +453,6 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
     log(
       `start seed ${seed}: ${cloning ? `behaviour cloning kept epoch ${cloning.bestEpoch} of ${cloning.epochs.length} on ${cloning.trainSamples} demonstrated steps, held-out NLL ${cloning.initialHeldOutNegativeLogLikelihood.toFixed(3)} -> ${cloning.bestHeldOutNegativeLogLikelihood.toFixed(3)}` : 'cloned earlier'}`,
     );
-    await policy.saveState(join(directory, 'policy'));
-    await writeCost(directory, {
-      realTransitions: 0,
-      syntheticTransitions: 0,
-      updates: 0,
-      wallSeconds: 0,
-    });
-    return join(directory, 'policy');
   }
 
   /** A real-env RL condition: snapshots at every mark, each evaluated when it is kept. */
