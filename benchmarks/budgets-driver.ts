@@ -98,6 +98,8 @@ export interface BudgetDomain {
   pointsDirectory?: string;
   /** Fields the results file holds besides the driver's, from its curve points. */
   document?(curves: readonly CurvePoint[]): Promise<Record<string, unknown>>;
+  /** Called after every write of the results file (e.g. to commit what a later session needs). */
+  onResultsWritten?(): Promise<void>;
   load(): Promise<LoadedBudgetDomain>;
 }
 
@@ -229,6 +231,7 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
       join(resultsDirectory, `${domain.benchmark}-report.html`),
       renderBudgetReport(curves, settings),
     );
+    await domain.onResultsWritten?.();
   }
 
   if (conditions.length === 0) {

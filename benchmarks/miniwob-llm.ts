@@ -31,12 +31,14 @@
  *   OMP_NUM_THREADS=1 npx tsx benchmarks/miniwob-llm.ts [--seeds 1,2] \
  *     [--conditions start,real-grpo,dreamgym,dreamgym-s2r] [--marks 1000,3000] [--s2r-budget 600] \
  *     [--tasks-per-iteration 8] [--rollouts 4] [--rl-learning-rate R] [--gap-tasks 48] \
- *     [--dreamgym-updates N] [--bc-settings FILE] [--scratch DIR] [--data DIR] [--out DIR]
+ *     [--dreamgym-updates N] [--bc-settings FILE] [--commit MINUTES] [--scratch DIR] [--data DIR] \
+ *     [--out DIR]
  * A smoke run (small marks) needs its own `--scratch` and `--out` (and may clone with settings of
  * its own, `--bc-settings FILE` holding `chosen` and `data.miniBatchSize`). `--conditions ''` writes the
  * results file from what is measured. Writes `<out>/miniwob-llm.json` and
  * `miniwob-llm-report.html` (default benchmarks/results) after every measurement.
  */
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { appendFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
@@ -68,6 +70,7 @@ const { run, values } = budgetCommandLine('miniwob-llm', {
   'tasks-per-iteration': { type: 'string', default: '8' },
   rollouts: { type: 'string', default: '4' },
   'bc-settings': { type: 'string' },
+  commit: { type: 'string', default: '0' },
 });
 const [trainSeeds, evalSeeds, startSeeds, concurrency, tasksPerIteration, rollouts] = (
   [
@@ -232,6 +235,45 @@ async function adapters(): Promise<Record<string, unknown>[]> {
   return entries;
 }
 
+/**
+ * With `--commit M`: at most every M minutes, after a results write, commits the results file,
+ * its report and the kept points and journals (those paths only), so that a run outliving its
+ * session leaves what the next one resumes from in the repository. A failed commit (another
+ * engineer's commit holding the index lock) is tried again at the next write.
+ */
+const commitEveryMinutes = Number(values.commit);
+let lastCommit = Date.now();
+async function commitKept(): Promise<void> {
+  if (!(commitEveryMinutes > 0) || Date.now() - lastCommit < commitEveryMinutes * 60_000) return;
+  const paths = [
+    relative(root, keep),
+    relative(root, join(run.resultsDirectory, 'miniwob-llm.json')),
+    relative(root, join(run.resultsDirectory, 'miniwob-llm-report.html')),
+  ];
+  const git = (...args: string[]) =>
+    new Promise<string>((done, fail) =>
+      execFile('git', args, { cwd: root }, (error, stdout, stderr) =>
+        error ? fail(new Error(`git ${args[0]}: ${stderr || error.message}`)) : done(stdout),
+      ),
+    );
+  try {
+    await git('add', '--', ...paths);
+    if ((await git('diff', '--cached', '--name-only', '--', ...paths)).trim() === '') return;
+    await git(
+      'commit',
+      '-q',
+      '-m',
+      `benchmarks/miniwob-llm: results, kept points and iteration journal so far (${new Date().toISOString().slice(0, 16)}Z, run in the background)`,
+      '--',
+      ...paths,
+    );
+    lastCommit = Date.now();
+    log(`committed ${paths.join(', ')}`);
+  } catch (error) {
+    log(`commit skipped: ${(error as Error).message.trim().split('\n')[0]}`);
+  }
+}
+
 const llmDomain: BudgetDomain = {
   ...base,
   benchmark: 'miniwob-llm',
@@ -249,6 +291,7 @@ const llmDomain: BudgetDomain = {
   },
   experienceModel: {},
   pointsDirectory,
+  onResultsWritten: commitKept,
   async document(curves) {
     const iterations = await iterationLines();
     const byCondition = new Map<string, Record<string, unknown>[]>();
