@@ -110,9 +110,10 @@ Loop (override the config file):
   --gap-tasks N              training tasks played in both environments at each evaluation,
                              to report the synthetic-to-real gap (needs the real environment)
   --keep-best-on-real N      end on the policy that did best on N training tasks played in
-                             the real environment at the start and at each evaluation (a
-                             lying synthetic environment then costs time, not quality); their
-                             real steps count as the run's real transitions
+                             the real environment at the start, every selection.every (5)
+                             iterations and at the end (a lying synthetic environment then
+                             costs time, not quality); their real steps count as the run's
+                             real transitions
 
 Ablations:
   --no-curriculum            no task generation (seed tasks only)

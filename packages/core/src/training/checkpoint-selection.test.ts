@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -42,9 +42,9 @@ const config = {
   iterations: 6,
   algorithm: 'ppo' as const,
   policy: { hashBits: 14, learningRate: 0.01 },
-  evaluation: { every: 2, environments: ['real' as const], atStart: true },
+  evaluation: { every: 3, environments: ['real' as const], atStart: true },
   simToReal: { realTransitionBudget: 0 },
-  selection: { realTasks: 6 },
+  selection: { realTasks: 6, every: 2 },
 };
 
 /** Real greedy successes of a run's latest checkpoint on the corridor's seed tasks. */
@@ -104,11 +104,17 @@ describe('checkpoint selection by a real validation set', () => {
     const spent = records.reduce((sum, record) => sum + record.transitions, 0);
     expect(spent).toBe(selection.transitions);
     expect(result.metrics.at(-1)!.realTransitions).toBe(spent);
-    // The last checkpoint holds the kept policy: eval and fidelity measure what was kept, and
-    // the run's final evaluations are the kept iteration's.
+    // The last checkpoint holds the kept policy: eval and fidelity measure what was kept.
     expect(await readdir(join(run, 'checkpoints'))).toContain('iteration-000006-kept');
     expect(await realSuccesses(run)).toBe(best);
-    expect(result.finalEvaluations).toEqual(result.metrics[kept.iteration - 1]!.evaluations);
+    // The kept iteration was not evaluated (evaluation every 3), so the run evaluated the
+    // kept policy: the evaluation tasks are the validation's here.
+    expect(result.metrics[kept.iteration - 1]!.evaluations).toEqual([]);
+    expect(result.finalEvaluations.map((metrics) => metrics.successRate)).toEqual([best / 6]);
+    expect(JSON.parse(await readFile(join(run, 'selection.json'), 'utf8'))).toEqual({
+      ...selection,
+      evaluations: result.finalEvaluations,
+    });
 
     // Resuming the finished run changes nothing; extending it validates again and keeps the best.
     const again = await (await corridorLoop(run, components, config)).run({ resume: true });

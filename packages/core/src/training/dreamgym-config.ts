@@ -152,17 +152,18 @@ export const DreamGymConfigSchema = z.object({
     }),
   /**
    * Keep the policy a small real validation set prefers, so that a synthetic environment
-   * that lies costs time, not quality: the starting policy and the policy at every
-   * evaluation point (`evaluation.every`, and the last iteration) play `realTasks` training
-   * tasks greedily in the real environment, and the run ends on the best of them (the
-   * earliest on a tie). Their real transitions are counted in `realTransitions` and spent
-   * from the sim-to-real budget. Needs a real environment. Absent: the run ends on its last
-   * policy.
+   * that lies costs time, not quality: the starting policy, the policy every `every`
+   * iterations and the last one play `realTasks` training tasks greedily in the real
+   * environment, and the run ends on the best of them (the earliest on a tie). Their real
+   * transitions are counted in `realTransitions` and spent from the sim-to-real budget.
+   * Needs a real environment. Absent: the run ends on its last policy.
    */
   selection: z
     .object({
       /** Training tasks in the validation set (a seeded sample, the same for the whole run). */
       realTasks: z.number().int().positive(),
+      /** Validate every this many iterations (and after the last). */
+      every: z.number().int().positive().default(5),
     })
     .optional(),
   /** Write a checkpoint every this many iterations (1: after each). */

@@ -216,6 +216,8 @@ export class DreamGymLoop {
       experience: join(this.runDirectory, 'experience.jsonl'),
       warmStart: join(this.runDirectory, 'warm-start.json'),
       start: join(this.runDirectory, 'start-evaluation.json'),
+      /** The kept policy, why, and its evaluations (`selection`). */
+      selection: join(this.runDirectory, 'selection.json'),
     };
   }
 
@@ -274,10 +276,16 @@ export class DreamGymLoop {
       if (state.metrics.length > 0) finalEvaluations = state.metrics.at(-1)!.evaluations;
       if (this.selection) {
         selection = await this.selection.keep(state, (name) => this.saveCheckpoint(state, name));
-        finalEvaluations =
-          selection.keptIteration === 0
-            ? (start?.evaluations ?? finalEvaluations)
-            : (state.metrics[selection.keptIteration - 1]?.evaluations ?? finalEvaluations);
+        const kept = selection.keptIteration;
+        if (kept !== counters.iteration) {
+          // The kept policy's evaluations: measured at its iteration, or now.
+          const measured = kept === 0 ? start?.evaluations : state.metrics[kept - 1]?.evaluations;
+          finalEvaluations = measured?.length
+            ? measured
+            : await this.evaluation.evaluate(state, kept);
+        }
+        const file = { ...selection, evaluations: finalEvaluations };
+        await writeFileAtomic(this.files.selection, `${JSON.stringify(file, null, 2)}\n`);
       }
     } finally {
       await state.synthetic.closeAll();
@@ -540,7 +548,9 @@ export class DreamGymLoop {
       iteration.isLast || (evaluation.every > 0 && iterationNumber % evaluation.every === 0);
     const evaluations = due ? await this.evaluation.evaluate(state, iterationNumber) : [];
     const gap = due ? await this.evaluation.syntheticToRealGap(state, iterationNumber) : undefined;
-    if (due) await this.selection?.validate(state, budget, iterationNumber);
+    const selectionEvery = this.config.selection?.every ?? 0;
+    if (iteration.isLast || (selectionEvery > 0 && iterationNumber % selectionEvery === 0))
+      await this.selection?.validate(state, budget, iterationNumber);
     const generatedInBatch = batch.filter((task) => task.origin === 'generated').length;
     const record = IterationMetricsSchema.parse({
       iteration: counters.iteration,
