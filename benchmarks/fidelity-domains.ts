@@ -16,7 +16,7 @@
  * Usage (after `npm run build`):
  *   DREAMGYM_DATA_DIR=../shared/data npx tsx benchmarks/fidelity-domains.ts \
  *     [--domains alfworld,miniwob,textworld] [--seeds 1,2,3] [--tasks 48] [--eval-tasks N] \
- *     [--scratch DIR] [--out DIR]
+ *     [--scratch DIR] [--out DIR] [--keep-best-on-real N]
  * A kept `--scratch DIR` reuses the runs and measurements already there, so an interrupted
  * run resumes where it stopped. Writes results/fidelity-domains.json, merging the domains it
  * measured into the file's others.
@@ -39,8 +39,17 @@ const { values } = parseArgs({
     'eval-tasks': { type: 'string' },
     scratch: { type: 'string', default: 'scratch/fidelity-domains' },
     out: { type: 'string' },
+    'keep-best-on-real': { type: 'string' },
   },
 });
+/**
+ * With `--keep-best-on-real N`, the DreamGym runs keep the policy N real training tasks prefer
+ * (validated every sixth iteration: `selection` of the loop), and the results are this variant's.
+ */
+const selection = values['keep-best-on-real']
+  ? { realTasks: Number(values['keep-best-on-real']), every: 6 }
+  : undefined;
+const variant = selection ? `keep-best-on-real ${selection.realTasks}` : undefined;
 const root = resolve(import.meta.dirname, '..');
 const scratch = resolve(root, values.scratch!);
 const resultsDirectory = values.out ? resolve(values.out) : join(import.meta.dirname, 'results');
@@ -236,10 +245,12 @@ async function measureDomain(domain: string) {
     dreamgym: [],
   };
   const effect = [];
+  const selections: unknown[] = [];
   let preflight: unknown;
   for (const seed of seeds) {
     const configFile = join(directory, `config-${seed}.json`);
-    await writeFile(configFile, `${JSON.stringify({ ...spec.config, seed }, null, 2)}\n`);
+    const config = { ...spec.config, seed, ...(selection ? { selection } : {}) };
+    await writeFile(configFile, `${JSON.stringify(config, null, 2)}\n`);
     const common = [
       '--domain',
       domain,
@@ -292,8 +303,14 @@ async function measureDomain(domain: string) {
     const start = greedyReal(
       JSON.parse(await readFile(join(runs.dreamgym, 'start-evaluation.json'), 'utf8')).evaluations,
     );
+    // The policy the run ended on: the kept one (`selection.json`), or the last iteration's.
+    const selectionFile = join(runs.dreamgym, 'selection.json');
     const lines = (await readFile(join(runs.dreamgym, 'metrics.jsonl'), 'utf8')).trim().split('\n');
-    const after = greedyReal(JSON.parse(lines.at(-1)!).evaluations);
+    const kept = existsSync(selectionFile)
+      ? JSON.parse(await readFile(selectionFile, 'utf8'))
+      : undefined;
+    const after = greedyReal(kept?.evaluations ?? JSON.parse(lines.at(-1)!).evaluations);
+    if (kept) selections.push({ seed, keptIteration: kept.keptIteration, records: kept.records });
     const counted = (evaluation: Evaluation) => ({
       successes: Math.round(evaluation.successRate * evaluation.episodes),
       episodes: evaluation.episodes,
@@ -307,6 +324,7 @@ async function measureDomain(domain: string) {
   const afterPooled = pooled(effect.map((seed) => seed.after));
   return {
     domain,
+    ...(variant ? { variant, selection: { ...selection, perSeed: selections } } : {}),
     data,
     policies: [
       policyFigures('start', measured.start),
@@ -329,11 +347,16 @@ async function measureDomain(domain: string) {
 await mkdir(resultsDirectory, { recursive: true });
 const resultsFile = join(resultsDirectory, 'fidelity-domains.json');
 const previous = existsSync(resultsFile)
-  ? (JSON.parse(await readFile(resultsFile, 'utf8')) as { domains: Array<{ domain: string }> })
+  ? (JSON.parse(await readFile(resultsFile, 'utf8')) as {
+      domains: Array<{ domain: string; variant?: string }>;
+    })
   : { domains: [] };
 for (const domain of values.domains!.split(',')) {
   const result = await measureDomain(domain);
-  previous.domains = [...previous.domains.filter((entry) => entry.domain !== domain), result];
+  previous.domains = [
+    ...previous.domains.filter((entry) => entry.domain !== domain || entry.variant !== variant),
+    result,
+  ];
   await writeFile(
     resultsFile,
     `${JSON.stringify(
