@@ -1,7 +1,9 @@
 /**
- * Test support: where the WebArena-Lite data lives for this package's tests. Not exported.
+ * Test support: where the WebArena-Lite data lives for this package's tests, and WebArena's
+ * full 812-task `test.raw.json`. Not exported.
  */
 import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 /**
@@ -24,4 +26,24 @@ export function webarenaDataDirectory(): string {
     );
   }
   return directory;
+}
+
+/**
+ * WebArena's 812 task configs, `test.raw.json`, where the set-up step puts it (taken from the
+ * PyPI wheel `libwebarena`, sha256-checked): `$DREAMGYM_CACHE_DIR/data/webarena/test.raw.json`,
+ * else under `$XDG_CACHE_HOME/dreamgym` or `~/.cache/dreamgym`.
+ *
+ * @throws Error saying how to fetch it when it is missing: tests that need it fail, never skip.
+ */
+export function webarenaFullConfigFile(env: NodeJS.ProcessEnv = process.env): string {
+  const cache = env.DREAMGYM_CACHE_DIR?.trim()
+    ? env.DREAMGYM_CACHE_DIR
+    : join(env.XDG_CACHE_HOME?.trim() ? env.XDG_CACHE_HOME : join(homedir(), '.cache'), 'dreamgym');
+  const file = resolve(cache, 'data', 'webarena', 'test.raw.json');
+  if (!existsSync(file)) {
+    throw new Error(
+      `${file} does not exist: fetch WebArena's 812 task configs with bash scripts/setup.sh webarena (from the PyPI wheel libwebarena).`,
+    );
+  }
+  return file;
 }

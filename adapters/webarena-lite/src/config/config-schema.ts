@@ -7,8 +7,17 @@ import { z } from 'zod';
 import { parseHelperCall } from '../evaluation/helper-call.js';
 import { unknownPlaceholders } from './sites.js';
 
+/** What a value is, for messages: `null`, `nothing`, `a list`, `an object`, `a number`... */
 const describe = (value: unknown) =>
-  value === null ? 'null' : Array.isArray(value) ? 'a list' : `a ${typeof value}`;
+  value === null
+    ? 'null'
+    : value === undefined
+      ? 'nothing'
+      : Array.isArray(value)
+        ? 'a list'
+        : typeof value === 'object'
+          ? 'an object'
+          : `a ${typeof value}`;
 const text = z
   .union([z.string(), z.number(), z.boolean()], {
     error: (issue) => `expected a phrase (a string or number), got ${describe(issue.input)}`,

@@ -1,6 +1,6 @@
 import { DatasetFormatError } from '@dreamgym/core';
 import { describe, expect, it } from 'vitest';
-import { parseJsonWithLines } from './json-with-lines.js';
+import { parseConfigDocument, parseJsonWithLines } from './json-with-lines.js';
 
 describe('parseJsonWithLines', () => {
   const text =
@@ -40,5 +40,72 @@ describe('parseJsonWithLines', () => {
     expect(column).toBeGreaterThan(0);
     expect((thrown as Error).message).toContain(`broken.json:${line}:${column}`);
     expect((thrown as Error).message).toContain(reason);
+  });
+});
+
+describe('parseConfigDocument', () => {
+  const configs = (...bodies: string[]) =>
+    `[\n${bodies.map((body) => `  {\n${body}\n  }`).join(',\n')}\n]\n`;
+  const read = (text: string) => {
+    const document = parseConfigDocument(text, 'configs.json');
+    return {
+      ids: document.configs.map(({ value, path }) => [
+        path[0],
+        (value as { task_id: number }).task_id,
+      ]),
+      errors: document.errors.map((error) => error.message),
+      stopped: document.stopped,
+    };
+  };
+
+  it('reads past a broken config to the next one, naming the error with its config', () => {
+    const text = configs(
+      '    "task_id": 1,\n    "intent": "a"',
+      '    "task_id": 2,\n    "intent": "b" "eval": {\n      "x": 1\n    }',
+      '    "task_id": 3,\n    "eval": {\n      "nested": {"task_id": 9}\n    }',
+    );
+    expect(read(text)).toEqual({
+      ids: [
+        [0, 1],
+        [2, 3],
+      ],
+      errors: [
+        'configs.json:8:19 (task_id 2): invalid JSON: expected "," or "}" after the value of "intent"',
+      ],
+      stopped: false,
+    });
+  });
+
+  it('keeps a whole config that lacks the comma after it, and reports the spot', () => {
+    const text = configs('    "task_id": 1', '    "task_id": 2').replace('},\n  {', '}\n  {');
+    expect(read(text)).toEqual({
+      ids: [
+        [0, 1],
+        [1, 2],
+      ],
+      errors: ['configs.json:5:3 (task_id 1): invalid JSON: expected "," or "]" after a config'],
+      stopped: false,
+    });
+  });
+
+  it('stops at a spot it cannot read past, with the configs before it', () => {
+    // One line: no layout shows where the next config starts.
+    expect(read('[{"task_id": 1}, {"task_id": 2 "x": 1}, {"task_id": 3}]')).toEqual({
+      ids: [[0, 1]],
+      errors: [
+        'configs.json:1:32 (task_id 2): invalid JSON: expected "," or "}" after the value of "task_id"; reading stopped here, with 1 config read before it (no next config was found to read on from)',
+      ],
+      stopped: true,
+    });
+    expect(read(`${configs('    "task_id": 1')} x`)).toMatchObject({
+      ids: [[0, 1]],
+      errors: ['configs.json:6:2: invalid JSON: unexpected "x" after the list of configs'],
+      stopped: false,
+    });
+  });
+
+  it('reads one config as the document', () => {
+    expect(read('{"task_id": 4}')).toEqual({ ids: [[undefined, 4]], errors: [], stopped: false });
+    expect(read('{"task_id": 4,}')).toMatchObject({ ids: [], stopped: true });
   });
 });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { DatasetFormatError, DatasetNotFoundError, type Task } from '@dreamgym/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WEBARENA_SAMPLE_FILE } from '../sites.test-support.js';
-import { webarenaDataDirectory } from '../test-data-directory.js';
+import { webarenaDataDirectory, webarenaFullConfigFile } from '../test-data-directory.js';
 import { loadWebarenaTasks, readWebarenaConfigFile } from './task-configs.js';
 
 const collect = async (iterable: AsyncIterable<Task>) => {
@@ -185,11 +185,36 @@ describe('loadWebarenaTasks', () => {
     expect(at[0]).toBe(onLine === '{' ? '{' : '"');
   });
 
-  it('rejects a task id that appears twice in one file, naming both places', async () => {
+  it('rejects a task id that appears twice in one file, naming both places with their columns', async () => {
     const directory = await writeConfigs('twice', [good, good]);
+    // JSON.stringify(..., null, 2): the task_ids are on lines 6 and 26, column 16.
     await expect(collect(loadWebarenaTasks(directory))).rejects.toThrow(
-      /configs\.json:\d+ \(task_id 7\) \(field `task_id`\): task_id 7 appears twice in this file \(first at line 2\)/,
+      /configs\.json:26:16 \(task_id 7\) \(field `task_id`\): task_id 7 appears twice in this file \(first at 6:16\)/,
     );
+  });
+
+  it('rejects one id for two different tasks in two files; copies of one task load once', async () => {
+    const directory = await mkdtemp(join(scratch, 'two-sets-'));
+    await writeFile(join(directory, 'a.json'), JSON.stringify([good, { ...good, task_id: 8 }]));
+    await writeFile(
+      join(directory, 'b.json'),
+      JSON.stringify([
+        { ...good, task_id: 8 },
+        { ...good, intent: 'Close my todos' },
+      ]),
+    );
+    const error = (await collect(loadWebarenaTasks(directory)).catch((thrown) => thrown)) as Error;
+    expect(error.message).toMatch(
+      /^.*b\.json:1:\d+ \(task_id 7\) \(field `task_id`\): task_id 7 is also a\.json:1:\d+, a different task \(intent "Open my todos", here "Close my todos"\): two tasks with one id/,
+    );
+    const reported: DatasetFormatError[] = [];
+    const tasks = await collect(
+      loadWebarenaTasks(directory, { skipInvalid: true, onInvalid: (e) => reported.push(e) }),
+    );
+    expect(tasks.map((task) => task.id)).toEqual(['webarena:7', 'webarena:8']);
+    expect(reported.map((e) => `${e.file.endsWith('b.json')} ${e.recordId}`)).toEqual([
+      'true task_id 7',
+    ]);
   });
 
   it('names every invalid config at once, and loads the valid ones with skipInvalid', async () => {
@@ -206,9 +231,11 @@ describe('loadWebarenaTasks', () => {
     const directory = await writeConfigs('several', [good, wrongType, noIntent]);
     const error = (await collect(loadWebarenaTasks(directory)).catch((thrown) => thrown)) as Error;
     expect(DatasetFormatError.isInstance(error)).toBe(true);
-    expect(error.message).toMatch(/2 of 3 configs are invalid \(skipInvalid, or --skip-invalid/);
     expect(error.message).toMatch(
-      /configs\.json:\d+:\d+ \(task_id 8\) \(field `eval\.reference_answers\.must_include`\): expected a list of phrases \(strings\), or one phrase, got a object/,
+      /2 problems in 3 configs; nothing was loaded \(skipInvalid, or --skip-invalid, loads the 1 valid config and reports these\)/,
+    );
+    expect(error.message).toMatch(
+      /configs\.json:\d+:\d+ \(task_id 8\) \(field `eval\.reference_answers\.must_include`\): expected a list of phrases \(strings\), or one phrase, got an object/,
     );
     expect(error.message).toMatch(/configs\.json:\d+:\d+ \(task_id 9\) \(field `intent`\)/);
     const reported: DatasetFormatError[] = [];
@@ -219,7 +246,7 @@ describe('loadWebarenaTasks', () => {
     expect(reported.map((e) => e.recordId)).toEqual(['task_id 8', 'task_id 9']);
   });
 
-  it("reads a syntax error's line, column and config; skipInvalid passes the file over", async () => {
+  it("reads a syntax error's line, column and config; skipInvalid loads the configs before it", async () => {
     const directory = await mkdtemp(join(scratch, 'syntax-'));
     const text = JSON.stringify([good, { ...good, task_id: 8 }], null, 2).replace(
       '"intent": "Open my todos",\n    "eval": {\n      "eval_types": [\n        "url_match"\n      ],\n      "reference_answers": null,\n      "reference_url": "__GITLAB__/dashboard/todos",\n      "program_html": [],\n      "url_note": "GOLD in PRED"\n    }\n  }\n]',
@@ -236,7 +263,8 @@ describe('loadWebarenaTasks', () => {
     const tasks = await collect(
       loadWebarenaTasks(directory, { skipInvalid: true, onInvalid: (e) => reported.push(e) }),
     );
-    expect(tasks.map((task) => task.id)).toEqual(['webarena:11']);
+    // The error is in the file's last config: there is no next config to read on to.
+    expect(tasks.map((task) => task.id)).toEqual(['webarena:7', 'webarena:11']);
     expect(reported).toHaveLength(1);
   });
 
@@ -277,5 +305,143 @@ describe('loadWebarenaTasks', () => {
       /holds no WebArena config files/,
     );
     await expect(readWebarenaConfigFile(join(empty, 'x.json'))).rejects.toThrow(/does not exist/);
+  });
+});
+
+describe("loadWebarenaTasks on a copy of WebArena's 812-task test.raw.json", () => {
+  const original = () => readFileSync(webarenaFullConfigFile(), 'utf8');
+  /** `text` with `from` replaced by `to` at its first match after `after`. */
+  const replaceAfter = (text: string, after: string, from: string, to: string) => {
+    const start = text.indexOf(after);
+    const at = text.indexOf(from, start);
+    expect(start >= 0 && at >= 0, `${after} ... ${from}`).toBe(true);
+    return `${text.slice(0, at)}${to}${text.slice(at + from.length)}`;
+  };
+  /** 1-based line and column of `index` in `text`. */
+  const positionAt = (text: string, index: number) => {
+    const before = text.slice(0, index);
+    return `${before.split('\n').length}:${index - before.lastIndexOf('\n')}`;
+  };
+  const ids = (tasks: Task[]) => tasks.map((task) => task.meta.taskId as number);
+
+  it('names a syntax error, a schema error and a duplicate in one error, before yielding any task', async () => {
+    const text = original();
+    expect(JSON.parse(text)).toHaveLength(812);
+    // Task 50 loses a comma, task 100's must_include becomes an object, task 201 says it is 200.
+    let broken = replaceAfter(
+      text,
+      '"task_id": 50,',
+      '"require_login": true,',
+      '"require_login": true',
+    );
+    const open = broken.indexOf('"must_include": [', broken.indexOf('"task_id": 100,'));
+    const close = broken.indexOf(']', open);
+    broken = `${broken.slice(0, open)}"must_include": {"all": ${broken.slice(open + 16, close + 1)}}${broken.slice(close + 1)}`;
+    broken = broken.replace('"task_id": 201,', '"task_id": 200,');
+    const directory = await mkdtemp(join(scratch, 'full-'));
+    const file = join(directory, 'test.raw.json');
+    await writeFile(file, broken);
+
+    const syntaxAt = positionAt(
+      broken,
+      broken.indexOf('"storage_state"', broken.indexOf('"task_id": 50,')),
+    );
+    const schemaAt = positionAt(broken, broken.indexOf('{"all"'));
+    const firstTwoHundred = broken.indexOf('"task_id": 200,') + '"task_id": '.length;
+    const duplicateAt = positionAt(
+      broken,
+      broken.indexOf('"task_id": 200,', firstTwoHundred) + '"task_id": '.length,
+    );
+    expect(syntaxAt).toBe('1582:5'); // the spot the issue reported
+
+    // Nothing is yielded: the first step of the loader fails with every problem.
+    const iterator = loadWebarenaTasks(directory)[Symbol.asyncIterator]();
+    const error = (await iterator.next().catch((thrown: unknown) => thrown)) as DatasetFormatError;
+    expect(DatasetFormatError.isInstance(error)).toBe(true);
+    expect(error.message).toContain(
+      '3 problems in 812 configs; nothing was loaded (skipInvalid, or --skip-invalid, loads the 809 valid configs and reports these):',
+    );
+    expect(error.message).toContain(
+      `${file}:${syntaxAt} (task_id 50): invalid JSON: expected "," or "}" after the value of "require_login"`,
+    );
+    expect(error.message).toContain(
+      `${file}:${schemaAt} (task_id 100) (field \`eval.reference_answers.must_include\`): expected a list of phrases (strings), or one phrase, got an object`,
+    );
+    expect(error.message).toContain(
+      `${file}:${duplicateAt} (task_id 200) (field \`task_id\`): task_id 200 appears twice in this file (first at ${positionAt(broken, firstTwoHundred)})`,
+    );
+
+    // skipInvalid reads past the syntax error: every other config loads, each problem reported.
+    const reported: DatasetFormatError[] = [];
+    const tasks = await collect(
+      loadWebarenaTasks(directory, { skipInvalid: true, onInvalid: (e) => reported.push(e) }),
+    );
+    expect(tasks).toHaveLength(809);
+    expect(ids(tasks)).toEqual(
+      Array.from({ length: 812 }, (_, id) => id).filter((id) => ![50, 100, 201].includes(id)),
+    );
+    expect(tasks.find((task) => task.meta.taskId === 51)!.instruction).toBe(
+      (JSON.parse(text) as { intent: string }[])[51]!.intent,
+    );
+    expect(reported.map((e) => e.recordId)).toEqual(['task_id 50', 'task_id 100', 'task_id 200']);
+  });
+
+  it('reports the one spot it cannot read past, and loads the configs before it with skipInvalid', async () => {
+    const text = original();
+    // The file ends inside task 400's intent.
+    const cut = text.indexOf('"intent": "', text.indexOf('"task_id": 400,')) + 20;
+    const directory = await mkdtemp(join(scratch, 'truncated-'));
+    const file = join(directory, 'test.raw.json');
+    await writeFile(file, text.slice(0, cut));
+    const error = (await collect(loadWebarenaTasks(directory)).catch((thrown) => thrown)) as Error;
+    expect(error.message).toBe(
+      `${file}:${positionAt(text, cut)} (task_id 400): invalid JSON: a string is not closed; reading stopped here, with 400 configs read before it (no next config was found to read on from)`,
+    );
+    const reported: DatasetFormatError[] = [];
+    const tasks = await collect(
+      loadWebarenaTasks(directory, { skipInvalid: true, onInvalid: (e) => reported.push(e) }),
+    );
+    expect(ids(tasks)).toEqual(Array.from({ length: 400 }, (_, id) => id));
+    expect(reported).toHaveLength(1);
+  });
+
+  it('reports a per-task file whose name is not its task_id, in config_files/ beside test.raw.json', async () => {
+    const text = original();
+    const configs = JSON.parse(text) as { task_id: number }[];
+    const directory = await mkdtemp(join(scratch, 'per-task-full-'));
+    await mkdir(join(directory, 'config_files'));
+    for (const config of configs) {
+      const written = config.task_id === 201 ? { ...config, task_id: 200 } : config;
+      await writeFile(
+        join(directory, 'config_files', `${config.task_id}.json`),
+        JSON.stringify(written, null, 2),
+      );
+    }
+    const misnamed = join(directory, 'config_files', '201.json');
+    const problem = `${misnamed}:5:14 (task_id 200) (field \`task_id\`): config_files/201.json holds task_id 200: a per-task file is named after its task (task 200 belongs in config_files/200.json, and config_files/200.json:5:14 already holds it); this config is not loaded`;
+    // The per-task layout alone, then WebArena's generated checkout (test.raw.json beside it).
+    for (const withRaw of [false, true]) {
+      if (withRaw) await writeFile(join(directory, 'test.raw.json'), text);
+      const error = (await collect(loadWebarenaTasks(directory)).catch(
+        (thrown) => thrown,
+      )) as Error;
+      expect(error.message).toBe(
+        withRaw
+          ? problem.replace(
+              'config_files/200.json:5:14',
+              `test.raw.json:${positionAt(text, text.indexOf('"task_id": 200,') + 11)}`,
+            )
+          : problem,
+      );
+      const reported: DatasetFormatError[] = [];
+      const tasks = await collect(
+        loadWebarenaTasks(directory, { skipInvalid: true, onInvalid: (e) => reported.push(e) }),
+      );
+      // Without test.raw.json task 201 is lost, and said to be; with it, its copy there loads.
+      expect(ids(tasks)).toEqual(
+        Array.from({ length: 812 }, (_, id) => id).filter((id) => withRaw || id !== 201),
+      );
+      expect(reported.map((e) => e.file)).toEqual([misnamed]);
+    }
   });
 });

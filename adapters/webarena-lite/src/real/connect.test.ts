@@ -128,6 +128,26 @@ describe('connectWebarenaLiteReal', () => {
     }
   });
 
+  it("counts the observation budget with the reader's tokenizer", async () => {
+    // A tokenizer of single characters: the page fits 250 tokens by the browser's estimate, not
+    // in this one's.
+    const countCharacters = (text: string) => text.length;
+    const environment = await connectWebarenaLiteReal({
+      sites: sites.sites,
+      authDirectory: auth,
+      sharedBrowser: browser,
+      browser: { settleMs: 0, maxObservationTokens: 250 },
+      countTokens: countCharacters,
+    });
+    try {
+      const observation = await environment.reset(task149);
+      expect(observation.text).toMatch(/The observation is cut at its budget of 250 tokens/);
+      expect(observation.text.length).toBeLessThanOrEqual(250);
+    } finally {
+      await environment.close();
+    }
+  });
+
   it('says which site URL and which storage state are missing', async () => {
     const withoutSite = await connectWebarenaLiteReal({
       sites: { gitlab: sites.sites.gitlab },

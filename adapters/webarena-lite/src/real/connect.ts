@@ -87,7 +87,7 @@ function configOf(task: Task): WebarenaConfig | undefined {
 export async function connectWebarenaLiteReal(
   setup: WebarenaRealSetup = {},
 ): Promise<BrowserEnvironment> {
-  const { judge, refiner, sharedBrowser, ...data } = setup;
+  const { judge, refiner, sharedBrowser, countTokens, ...data } = setup;
   const options = parseOptions(WebarenaRealOptionsSchema, data, 'WebArena-Lite', 'real');
   const hooks: BrowserTaskHooks = {
     start(task): BrowserTaskStart {
@@ -150,5 +150,6 @@ export async function connectWebarenaLiteReal(
     hooks,
     ...(refiner ? { refiner } : {}),
     ...(sharedBrowser ? { browser: sharedBrowser } : {}),
+    ...(countTokens ? { countTokens } : {}),
   });
 }

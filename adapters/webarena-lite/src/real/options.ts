@@ -42,4 +42,10 @@ export interface WebarenaRealSetup extends WebarenaRealOptionsInput {
   refiner?: ObservationRefiner;
   /** A browser to share instead of launching one (the environment then closes only its contexts). */
   sharedBrowser?: Browser;
+  /**
+   * The tokenizer of the model that reads the observations (the policy's or the experience
+   * model's, e.g. `LlamaChatModel.countTokens`): `browser.maxObservationTokens` is counted in
+   * its tokens. Default: the browser's conservative estimate.
+   */
+  countTokens?: (text: string) => number;
 }
