@@ -63,7 +63,7 @@ export async function launchChromium(options: ChromiumOptions = {}): Promise<Bro
   const executablePath = chromiumExecutablePath(parsed);
   if (!existsSync(executablePath)) {
     throw new EnvironmentError(
-      `Chromium was not found at ${executablePath}. Install Debian's chromium (apt-get install chromium; bash scripts/setup.sh does it), or pass chromium.executablePath / set DREAMGYM_CHROMIUM to a Chromium or Chrome executable.`,
+      `Chromium was not found at ${executablePath}. Install Debian's chromium ('npx @dreamgym/cli doctor --only chromium' prints the apt-get command), or pass chromium.executablePath / set DREAMGYM_CHROMIUM to a Chromium or Chrome executable.`,
     );
   }
   try {

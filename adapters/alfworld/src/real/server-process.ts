@@ -163,7 +163,7 @@ export class AlfworldServerProcess {
       child.once('error', (error) =>
         reject(
           new EnvironmentError(
-            `Cannot start the ALFWorld server with ${options.pythonPath}: ${error.message}. Run scripts/setup.sh to create .venv, or pass pythonPath (a Python with alfworld and textworld).`,
+            `Cannot start the ALFWorld server with ${options.pythonPath}: ${error.message}. Create the project's virtualenv with the ALFWorld engine ('npx @dreamgym/cli doctor --fix --only python' prints the commands), or pass pythonPath (a Python with alfworld and textworld).`,
             { cause: error },
           ),
         ),

@@ -117,7 +117,7 @@ function spawnPython(pythonPath: string, args: string[]): SpawnedPython {
 
 function spawnFailure(pythonPath: string, error: Error): EnvironmentError {
   return new EnvironmentError(
-    `Cannot start ${pythonPath}: ${error.message}. Run scripts/setup.sh to create .venv, or pass pythonPath (a Python with textworld, see adapters/textworld/python/requirements.txt).`,
+    `Cannot start ${pythonPath}: ${error.message}. Create a virtualenv with TextWorld (python3 -m venv .venv && .venv/bin/python -m pip install --no-deps -r node_modules/@dreamgym/textworld/python/requirements.txt), or pass pythonPath (a Python with textworld).`,
     { cause: error },
   );
 }

@@ -1,16 +1,14 @@
 /**
  * `dreamgym doctor` on this machine (set up by scripts/setup.sh: everything present), on
- * things that are missing (each with its fix command), `--fix` in a checkout running the
- * set-up script's step, and outside one running npm's own command for faiss-node without
- * saving it into the project.
+ * things that are missing (each with its fix command), and `--fix` in a checkout running the
+ * set-up script's step. Outside a checkout, the faiss fix (the real npm, the real compile) is
+ * `tests/doctor-faiss.test.ts`.
  */
 
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../cli.js';
 import { captureIo } from '../cli.test-support.js';
@@ -99,70 +97,6 @@ describe('dreamgym doctor', () => {
       /--only: unknown check "gpu"\. Checks: faiss, chromium, python, model\./,
     );
   });
-
-  it('outside a checkout, --fix puts faiss-node back with npm without saving it, then runs the shipped set-up script', async () => {
-    // npm on PATH is a stand-in that records its arguments: no registry is asked.
-    const bin = join(scratch, 'bin');
-    const calls = join(scratch, 'npm-calls');
-    await mkdir(bin, { recursive: true });
-    await writeFile(join(bin, 'npm'), `#!/bin/sh\necho "$@" >> ${calls}\n`, { mode: 0o755 });
-    const project = join(scratch, 'empty-project');
-    await mkdir(project, { recursive: true });
-    const manifest = '{"name":"doctor-project","private":true}\n';
-    await writeFile(join(project, 'package.json'), manifest);
-    const io = captureIo({
-      env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
-      cwd: project,
-    });
-    expect(await doctorCommand.run(['--only', 'faiss', '--fix'], io)).toBe(1);
-    expect(io.out()).toMatch(/^faiss +fixing +faiss-node is not installed/m);
-    expect(io.out()).toContain(
-      "$ npm install --no-save --no-audit --no-fund 'faiss-node@^0.5.1'\n",
-    );
-    expect(await readFile(calls, 'utf8')).toBe(
-      'install --no-save --no-audit --no-fund faiss-node@^0.5.1\n',
-    );
-    // The stand-in installed nothing, so the set-up script that runs next says so.
-    expect(io.out()).toMatch(/\$ bash \S+\/setup\/faiss-node\.sh \S+empty-project/);
-    // The optional dependency stays optional: the project's manifest is as it was.
-    expect(await readFile(join(project, 'package.json'), 'utf8')).toBe(manifest);
-  }, 60_000);
-
-  it('outside a checkout, --fix compiles a missing faiss-node addon with the DreamGym additions', async () => {
-    // A faiss-node as npm leaves it when its install script is not run: sources, no build/.
-    const manifest = '{"name":"doctor-project","private":true}\n';
-    const built = join(scratch, 'project');
-    await mkdir(join(built, 'node_modules'), { recursive: true });
-    await writeFile(join(built, 'package.json'), manifest);
-    await promisify(execFile)('bash', [
-      '-c',
-      `tar --exclude=build -C ${repositoryRoot}/node_modules -cf - faiss-node | tar -xf - -C ${built}/node_modules`,
-    ]);
-    for (const dependency of ['bindings', 'file-uri-to-path', 'node-addon-api']) {
-      await symlink(
-        join(repositoryRoot, 'node_modules', dependency),
-        join(built, 'node_modules', dependency),
-        'dir',
-      );
-    }
-    const addonless = capture(built);
-    expect(await doctorCommand.run(['--only', 'faiss'], addonless)).toBe(1);
-    expect(addonless.out()).toMatch(
-      /^faiss +MISSING +faiss-node \S+ at \S+ has no working addon \(Error: Could not locate the bindings file/m,
-    );
-    expect(addonless.out()).toMatch(/^ +fix +bash \S+\/setup\/faiss-node\.sh \S+$/m);
-
-    // --fix compiles it against libfaiss with npm's own node-gyp (the project has none).
-    const fixing = capture(built);
-    expect(await doctorCommand.run(['--only', 'faiss', '--fix'], fixing)).toBe(0);
-    const { stdout } = await promisify(execFile)(
-      process.execPath,
-      ['-e', "console.log(require('faiss-node').dreamgymBinding)"],
-      { cwd: built },
-    );
-    expect(Number(stdout)).toBeGreaterThan(0);
-    expect(await readFile(join(built, 'package.json'), 'utf8')).toBe(manifest);
-  }, 600_000);
 
   it("in a DreamGym checkout, --fix runs the set-up script's step for what is missing", async () => {
     // A checkout whose set-up script records its arguments and makes a virtualenv that imports.

@@ -33,8 +33,9 @@ Checks what DreamGym needs beyond npm, each with the exact command it runs:
   model     the local model SmolLM2-135M-Instruct in the model cache, where @dreamgym/llama is
 With --fix it sets up what is missing. In a DreamGym checkout it runs the project's set-up
 step for each (bash scripts/setup.sh faiss|chromium|python|model; root installs the Debian
-packages). Elsewhere it puts faiss-node back where npm left it out (npm install --no-save,
-so it stays optional) and runs the faiss-node step shipped with this package (bash
+packages). Elsewhere it puts faiss-node back where npm left it out (npm install --no-save
+--ignore-scripts: it stays optional, and its install script, which needs GitHub, does not
+run) and runs the faiss-node step shipped with this package (bash
 node_modules/@dreamgym/cli/setup/faiss-node.sh: compiles the addon against Debian's
 libfaiss-dev, as root installing it), and dreamgym model pull, and names the commands for
 the virtualenv and Chromium. Exit code 0 when nothing is missing.

@@ -59,10 +59,11 @@ export function setupScriptFix(repository: string, step: string, from: string): 
 }
 
 /**
- * faiss-node outside a DreamGym checkout: put the package back where npm left it out, then run
- * the set-up script this package ships (`setup/faiss-node.sh`, the repository's own `faiss`
- * step): it compiles the addon against Debian's libfaiss-dev with node-gyp, with the DreamGym
- * additions, and falls back to faiss-node's prebuilt (from GitHub) where it cannot.
+ * faiss-node outside a DreamGym checkout: put the package back where npm left it out (without
+ * its install script, which needs GitHub), then run the set-up script this package ships
+ * (`setup/faiss-node.sh`, the repository's own `faiss` step): it compiles the addon against
+ * Debian's libfaiss-dev with node-gyp, with the DreamGym additions, and falls back to
+ * faiss-node's prebuilt (from GitHub) where it cannot.
  */
 export function faissProjectFix(
   project: string,
@@ -79,11 +80,17 @@ export function faissProjectFix(
           // wherever its install script cannot reach GitHub, where now npm leaves it out. Kept
           // unsaved, it stays optional: a later `npm ci` may drop it again (then run `dreamgym
           // doctor --fix` again), but never fails because of it.
+          //
+          // `--ignore-scripts`: faiss-node's install script downloads a prebuilt from GitHub,
+          // else git-clones faiss from GitHub, and fails the install where GitHub cannot be
+          // reached. The step after this one does that script's job from the registry and
+          // Debian alone.
           commandStep(
             [
               'npm',
               'install',
               '--no-save',
+              '--ignore-scripts',
               '--no-audit',
               '--no-fund',
               `faiss-node@${installed.range}`,

@@ -56,7 +56,8 @@ interface FaissIndex {
   add(vectors: number[]): void;
   search(query: number[], k: number): { distances: number[]; labels: number[] };
   write(file: string): void;
-  toBuffer(): Buffer;
+  /** The serialised index (a Node `Buffer`, typed as the `Uint8Array` it is: no Node types in core's declarations). */
+  toBuffer(): Uint8Array;
 }
 
 /** The module with the additions, and the static thread setters. */
@@ -66,15 +67,26 @@ interface FaissModule {
   Index: {
     fromFactory(dimension: number, description: string, metric?: number): FaissIndex;
     read(file: string): FaissIndex;
-    fromBuffer(buffer: Buffer): FaissIndex;
+    /** Reads an index back from what `toBuffer` returned (that same object). */
+    fromBuffer(buffer: Uint8Array): FaissIndex;
     setThreads?: (threads: number) => void;
     getThreads?: () => number;
   };
 }
 
-/** Exactly how to make `faiss-node` loadable where its install script was not run. */
+/**
+ * One line: why the addon is missing and the command that sets it up from the installed
+ * packages (`dreamgym doctor --fix` installs faiss-node without its install script, which
+ * downloads from GitHub, and compiles it against Debian's libfaiss-dev; in a DreamGym checkout
+ * it runs the repository's own set-up step).
+ */
 export const FAISS_BUILD_HELP =
-  "The faiss-node native addon (the replay buffer's vector index) is not installed or not built. In a checkout of the DreamGym repository, where npm does not run faiss-node's install script (allowScripts): `bash scripts/setup.sh faiss` (as root where Debian's libfaiss-dev is missing; it compiles the addon against libfaiss, or uses the prebuilt where GitHub is reachable). In your own project: `npx dreamgym doctor --fix` (with @dreamgym/cli installed), or npm's commands it runs: `npm install --no-save faiss-node@^0.5.1` where npm left the optional dependency out, else `npm rebuild faiss-node`; faiss-node's install script downloads the addon from GitHub. Then check with `node -e \"require('faiss-node')\"`.";
+  "The faiss-node native addon (the replay buffer's vector index, an optional dependency of @dreamgym/core) is not installed or not built: npm leaves it out where its install script cannot download from GitHub. Set it up with `npx @dreamgym/cli doctor --fix --only faiss` in your project (it compiles the addon against Debian's libfaiss-dev).";
+
+/** Whether a serialised faiss index is an HNSW one (its fourcc is `IHNf`). */
+function isHnswIndex(serialised: Uint8Array): boolean {
+  return String.fromCharCode(...serialised.subarray(0, 4)) === 'IHNf';
+}
 
 let loading: Promise<FaissModule> | undefined;
 
@@ -104,9 +116,12 @@ export function loadFaiss(): Promise<FaissModule> {
       return faiss;
     } catch (error) {
       loading = undefined;
-      throw new IndexError(`${FAISS_BUILD_HELP} (load error: ${(error as Error).message})`, {
-        cause: error,
-      });
+      throw new IndexError(
+        `${FAISS_BUILD_HELP} (load error: ${String((error as Error).message).split('\n')[0]})`,
+        {
+          cause: error,
+        },
+      );
     }
   })();
   return loading;
@@ -266,7 +281,7 @@ export class FaissVectorIndex {
       };
     }
     const buffer = this.index.toBuffer();
-    if (buffer.subarray(0, 4).toString('latin1') !== 'IHNf') return undefined;
+    if (!isHnswIndex(buffer)) return undefined;
     return { m: Number.NaN, ...readHnswDepths(buffer) };
   }
 
@@ -282,7 +297,7 @@ export class FaissVectorIndex {
     }
     // The stock binding has no setter: rewrite the serialised index and read it back.
     const buffer = this.index.toBuffer();
-    if (buffer.subarray(0, 4).toString('latin1') !== 'IHNf') return;
+    if (!isHnswIndex(buffer)) return;
     const current = readHnswDepths(buffer);
     writeHnswDepths(buffer, { ...current, ...depths });
     this.index = this.faiss.Index.fromBuffer(buffer);
