@@ -18,6 +18,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { expect } from 'vitest';
+import type { AgentIterationMetrics } from '@dreamgym/agents';
 import { type PlayEpisode, startAgentTraining } from './alfworld-agent-training.js';
 
 const dataDir = resolve(process.env.DREAMGYM_DATA_DIR ?? resolve(import.meta.dirname, '../../shared/data'));
@@ -61,6 +62,11 @@ export async function checkAgentTraining(options: {
    * differs from the first.
    */
   iterations?: 1 | 2;
+  /**
+   * Then starts the training again on its run folder: it resumes after the iterations done, its
+   * figures back and the last adapter served.
+   */
+  resume?: boolean;
 }): Promise<void> {
   const { agentFile, agent, plays } = options;
   // Episodes take turns between the ways of playing; any `plays.length` episodes in a row
@@ -73,23 +79,26 @@ export async function checkAgentTraining(options: {
   const scratch = await mkdtemp(join(tmpdir(), 'dreamgym-agent-example-'));
   try {
     const runDirectory = join(scratch, 'run');
-    const training = await startAgentTraining({
-      play,
-      dataDir,
-      runDirectory,
-      trainTasks: 2,
-      // The synthetic environment grounded in 200 offline games, not all 3,553: set-up ~2 s
-      // of CPU instead of ~35 s, and the agent's episodes are the same kind.
-      offlineLimit: 200,
-      groupSize: 3,
-      tasksPerIteration: 1,
-      maxSteps: 2,
-      // Judged outside the environment (`reportReward`): shorter actions are better, so the
-      // rewards of a group differ and every iteration has a learning signal.
-      judge: (episode) =>
-        -episode.steps.reduce((total, step) => total + step.action.length, 0) /
-        Math.max(1, episode.steps.length) / 100,
-    });
+    const start = () =>
+      startAgentTraining({
+        play,
+        dataDir,
+        runDirectory,
+        trainTasks: 2,
+        // The synthetic environment grounded in 200 offline games, not all 3,553: set-up ~2 s
+        // of CPU instead of ~35 s, and the agent's episodes are the same kind.
+        offlineLimit: 200,
+        groupSize: 3,
+        tasksPerIteration: 1,
+        maxSteps: 2,
+        // Judged outside the environment (`reportReward`): shorter actions are better, so the
+        // rewards of a group differ and every iteration has a learning signal.
+        judge: (episode) =>
+          -episode.steps.reduce((total, step) => total + step.action.length, 0) /
+          Math.max(1, episode.steps.length) / 100,
+      });
+    const training = await start();
+    let trained: AgentIterationMetrics[] = [];
     try {
       const { trainer, capture, server, domain } = training;
       const first = await trainer.iteration();
@@ -143,8 +152,26 @@ export async function checkAgentTraining(options: {
       expect(trainer.metrics.map((metrics) => metrics.servedModel)).toEqual(
         options.iterations === 2 ? [first.servedModel, last.servedModel] : [first.servedModel],
       );
+      trained = [...trainer.metrics];
     } finally {
       await training.close();
+    }
+    if (options.resume) {
+      // A new server and trainer on the run folder: the run goes on after its last iteration.
+      const resumed = await start();
+      try {
+        const { trainer, server } = resumed;
+        expect(trainer.metrics).toEqual(trained);
+        expect(trainer.servedModel).not.toBe(server.modelName);
+        const next = await trainer.playEpisode(resumed.domain.seedTasks[0]!);
+        expect(next.calls.length).toBeGreaterThan(0);
+        for (const call of next.calls) expect(call.model).toBe(trainer.servedModel);
+        expect(next.calls[0]!.episodeId).toBe(
+          `synthetic:${trained.length}:${resumed.domain.seedTasks[0]!.id}#1`,
+        );
+      } finally {
+        await resumed.close();
+      }
     }
     expect(await sha(agentFile)).toBe(before);
   } finally {

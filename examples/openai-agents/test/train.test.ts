@@ -9,12 +9,13 @@ import * as agent from '../agent.js';
 import { playEpisode } from '../train.js';
 
 describe('an OpenAI Agents JS agent trained in DreamGym, unchanged', () => {
-  it('captures its calls, updates the adapter, and its later calls reach the new adapter', async () => {
+  it('captures its calls, updates the adapter, its later calls reach the new adapter, and a restart resumes', async () => {
     await checkAgentTraining({
       agentFile: resolve(import.meta.dirname, '../agent.ts'),
       agent,
       exports: ['INSTRUCTIONS', 'solveTask'],
       plays: [playEpisode],
+      resume: true,
     });
   }, 600_000);
 });

@@ -8,14 +8,17 @@
  * and the adapter is handed to the OpenAI-compatible server the agent calls
  * (`POST /v1/load_lora_adapter`), so its next calls are answered by the new weights.
  *
- * Each iteration is saved (the trainer's weights and optimiser, the adapter, the figures), so
- * a run stopped at any point resumes from its last finished iteration.
+ * The run folder is kept as every run's (`RunLedger`): `config.json` (the settings a resume
+ * must repeat), `metrics.jsonl` (one line per iteration), `checkpoints/` (the counters and the
+ * last update's folder after each iteration), and `iteration-0001/` ... with the trainer's
+ * weights and optimiser (`trainer/`) and the adapter (`adapter/`) of each update. A run stopped
+ * at any point resumes from its last finished iteration.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ConfigError, type DomainAdapter, type Environment, type Task } from '@dreamgym/core';
-import { writeFileAtomic } from '@dreamgym/core/internal';
+import { LedgerCountersSchema, RunLedger } from '@dreamgym/core/internal';
 import {
   grpoAdvantages,
   type PpoLossOptions,
@@ -27,6 +30,7 @@ import {
   TorchTrainerBackend,
   trainerStartParams,
 } from '@dreamgym/llama';
+import { z } from 'zod';
 import { type ModelCall, ModelCallCapture } from './capture.js';
 import { EnvironmentEpisode } from './environment-episode.js';
 
@@ -43,6 +47,8 @@ export interface AgentTrainerOptions {
   modelPath: string;
   /** Makes one environment (synthetic or real); one is made per episode and closed after it. */
   environment: () => Environment | Promise<Environment>;
+  /** Which one `environment` makes, for the counters and trajectory ids. Default `synthetic`. */
+  source?: 'synthetic' | 'real';
   /** The domain: the `act` tool's description and the action grammar. */
   adapter: Pick<DomainAdapter, 'name' | 'prompts' | 'parseAction'>;
   /** The tasks to train on, taken in order, `tasksPerIteration` at a time. */
@@ -98,28 +104,39 @@ export interface AgentIterationMetrics {
   seconds: number;
 }
 
-interface Progress {
-  iteration: number;
-  /** The iteration folder of the last update (its `adapter/` and `trainer/`), if any. */
-  lastUpdate: string | undefined;
-  metrics: AgentIterationMetrics[];
-}
+const METRICS_LOG = 'metrics.jsonl';
+
+const AgentCountersSchema = LedgerCountersSchema.extend({
+  /** Lines of `metrics.jsonl` this checkpoint covers. */
+  metricsLines: z.number().int().nonnegative(),
+});
+type AgentCounters = z.infer<typeof AgentCountersSchema>;
+
+/** What a checkpoint holds besides the counters. */
+const UpdatePartSchema = z.object({
+  /** The iteration folder (in the run folder) of the last update, or null before the first. */
+  lastUpdate: z.string().nullable(),
+});
 
 /** Trains an agent's model on the episodes it plays; see the file's comment. */
 export class AgentTrainer {
   readonly capture: ModelCallCapture;
   readonly metrics: AgentIterationMetrics[] = [];
-  private iterationsDone = 0;
-  /** The iteration folder of the last update (its `adapter/` and `trainer/`), if any. */
-  private lastUpdate: string | undefined;
+  /** The iteration folder (in the run folder) of the last update, if any. */
+  private lastUpdate: string | null = null;
   private episodesStarted = 0;
 
   private constructor(
     private readonly options: AgentTrainerOptions,
     private readonly backend: TorchTrainerBackend,
     private readonly runtime: OpenAICompatibleRuntime,
+    private readonly ledger: RunLedger<AgentCounters>,
   ) {
     this.capture = options.capture ?? new ModelCallCapture();
+  }
+
+  private get iterationsDone(): number {
+    return this.ledger.counters.iteration;
   }
 
   /**
@@ -131,6 +148,7 @@ export class AgentTrainer {
       throw new ConfigError('AgentTrainer: no tasks to train on.', { field: 'tasks' });
     }
     const trainerOptions = options.trainer ?? {};
+    const { ledger, checkpoint } = await openRunFolder(options);
     const backend = TorchTrainerBackend.spawn({
       ...trainerOptions.backend,
       ...(options.log ? { log: options.log } : {}),
@@ -143,8 +161,10 @@ export class AgentTrainer {
         modelPath: options.modelPath,
         adapterPrefix: 'agent',
       });
-      const trainer = new AgentTrainer(options, backend, runtime);
-      await trainer.resume();
+      const trainer = new AgentTrainer(options, backend, runtime, ledger);
+      if (checkpoint) {
+        await trainer.resume(UpdatePartSchema.parse(checkpoint.json('update')).lastUpdate);
+      }
       return trainer;
     } catch (error) {
       await backend.close().catch(() => {});
@@ -179,7 +199,7 @@ export class AgentTrainer {
     environmentFactory: () => Environment | Promise<Environment> = this.options.environment,
   ): Promise<AgentEpisodeResult> {
     this.episodesStarted += 1;
-    const id = `${task.id}#${this.iterationsDone}.${this.episodesStarted}`;
+    const id = this.ledger.trajectoryId(this.source, `${task.id}#${this.episodesStarted}`);
     const environment = await environmentFactory();
     let failure: string | undefined;
     try {
@@ -249,11 +269,8 @@ export class AgentTrainer {
             })),
     );
     let loss: number | undefined;
-    this.iterationsDone += 1;
-    const directory = join(
-      this.runDirectory,
-      `iteration-${String(this.iterationsDone).padStart(4, '0')}`,
-    );
+    const folder = `iteration-${String(this.iterationsDone + 1).padStart(4, '0')}`;
+    const directory = join(this.runDirectory, folder);
     if (samples.length > 0) {
       const order = samples.map((_, index) => index);
       const size = this.options.miniBatchSize ?? samples.length;
@@ -274,7 +291,7 @@ export class AgentTrainer {
       this.capture.model = this.runtime.servedModel;
     }
     const metrics: AgentIterationMetrics = {
-      iteration: this.iterationsDone,
+      iteration: this.iterationsDone + 1,
       episodes: episodes.length,
       successRate: episodes.filter((episode) => episode.success).length / episodes.length,
       meanReward: episodes.reduce((total, episode) => total + episode.reward, 0) / episodes.length,
@@ -285,7 +302,18 @@ export class AgentTrainer {
       seconds: (performance.now() - started) / 1000,
     };
     this.metrics.push(metrics);
-    await this.save(directory, samples.length > 0);
+    if (samples.length > 0) {
+      await this.backend.request('save', { directory: join(directory, 'trainer') });
+      this.lastUpdate = folder;
+    }
+    const counters = this.ledger.counters;
+    counters[`${this.source}Transitions`] += episodes.reduce(
+      (total, episode) => total + episode.steps,
+      0,
+    );
+    counters.iteration += 1;
+    await this.ledger.appendLines(METRICS_LOG, [JSON.stringify(metrics)]);
+    await this.ledger.save({ update: { lastUpdate: this.lastUpdate } });
     this.options.log?.(
       `iteration ${metrics.iteration}: success ${(100 * metrics.successRate).toFixed(1)}%, reward ${metrics.meanReward.toFixed(3)}, ${metrics.samples}/${metrics.modelCalls} calls trained, ${metrics.seconds.toFixed(1)} s`,
     );
@@ -308,40 +336,72 @@ export class AgentTrainer {
     return resolve(this.options.runDirectory);
   }
 
-  private async save(directory: string, trained: boolean): Promise<void> {
-    await mkdir(directory, { recursive: true });
-    if (trained) {
-      await this.backend.request('save', { directory: join(directory, 'trainer') });
-      this.lastUpdate = directory;
+  private get source(): 'synthetic' | 'real' {
+    return this.options.source ?? 'synthetic';
+  }
+
+  /** Takes the run's figures back, and the last update's trainer state and adapter. */
+  private async resume(lastUpdate: string | null): Promise<void> {
+    const lines = (await readFile(this.ledger.path(METRICS_LOG), 'utf8')).split('\n');
+    for (const line of lines.filter(Boolean)) {
+      this.metrics.push(JSON.parse(line) as AgentIterationMetrics);
     }
-    const progress: Progress = {
-      iteration: this.iterationsDone,
-      lastUpdate: this.lastUpdate,
-      metrics: this.metrics,
-    };
-    await writeFileAtomic(
-      join(this.runDirectory, 'progress.json'),
-      `${JSON.stringify(progress, null, 2)}\n`,
-    );
-  }
-
-  private async readProgress(): Promise<Progress | undefined> {
-    const file = join(this.runDirectory, 'progress.json');
-    if (!existsSync(file)) return undefined;
-    return JSON.parse(await readFile(file, 'utf8')) as Progress;
-  }
-
-  private async resume(): Promise<void> {
-    const progress = await this.readProgress();
-    if (!progress) return;
-    this.iterationsDone = progress.iteration;
-    this.metrics.push(...progress.metrics);
-    this.lastUpdate = progress.lastUpdate;
-    if (progress.lastUpdate) {
-      await this.backend.request('load', { directory: join(progress.lastUpdate, 'trainer') });
-      await this.runtime.loadWeights({ kind: 'peft', path: join(progress.lastUpdate, 'adapter') });
+    this.lastUpdate = lastUpdate;
+    if (lastUpdate) {
+      const directory = join(this.runDirectory, lastUpdate);
+      await this.backend.request('load', { directory: join(directory, 'trainer') });
+      await this.runtime.loadWeights({ kind: 'peft', path: join(directory, 'adapter') });
       this.capture.model = this.runtime.servedModel;
     }
-    this.options.log?.(`resumed at iteration ${progress.iteration} (${this.servedModel})`);
+    this.options.log?.(`resumed at iteration ${this.iterationsDone} (${this.servedModel})`);
   }
+}
+
+/**
+ * Opens the trainer's run folder (`RunLedger`): a new run, or the saved one there, which must
+ * have been started with the same settings.
+ */
+async function openRunFolder(options: AgentTrainerOptions) {
+  const runDirectory = resolve(options.runDirectory);
+  if (
+    existsSync(join(runDirectory, 'progress.json')) &&
+    !existsSync(join(runDirectory, 'checkpoints'))
+  ) {
+    throw new ConfigError(
+      `${join(runDirectory, 'progress.json')} is the record of an earlier AgentTrainer, which this version cannot resume (it keeps checkpoints/ and metrics.jsonl). Start a new runDirectory; the adapters in ${runDirectory}/iteration-*/adapter stay usable.`,
+      { field: 'runDirectory' },
+    );
+  }
+  const { model: _modelPath, ...trainer } = trainerStartParams(
+    options.modelPath,
+    options.trainer ?? {},
+    1,
+  );
+  const settings = {
+    model: options.model,
+    source: options.source ?? 'synthetic',
+    tasks: options.tasks.map((task) => task.id),
+    groupSize: options.groupSize ?? 4,
+    tasksPerIteration: options.tasksPerIteration ?? 2,
+    maxSteps: options.maxSteps ?? 20,
+    trainer,
+    loss: resolvePpoLossOptions(options.loss),
+    miniBatchSize: options.miniBatchSize ?? null,
+  };
+  return RunLedger.open(
+    {
+      runDirectory,
+      holds: 'an agent training run',
+      configFile: 'config.json',
+      counters: AgentCountersSchema,
+      logs: { [METRICS_LOG]: 'metricsLines' },
+    },
+    {
+      resume: true,
+      settings,
+      config: { ...settings, modelPath: options.modelPath, baseURL: options.baseURL },
+      seed: trainer.seed as number,
+      counters: { metricsLines: 0 },
+    },
+  );
 }

@@ -1,10 +1,11 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CheckpointError, ConfigError, SeededRandom } from '@dreamgym/core';
+import { CheckpointError, ConfigError, type DomainAdapter, SeededRandom } from '@dreamgym/core';
 import { ReasoningExperienceModel } from '@dreamgym/core/experience';
 import { OpenAICompatibleChatModel } from '@dreamgym/core/models';
 import { CorridorEnvironment } from '@dreamgym/core/testing';
+import { CheckpointStore } from '@dreamgym/core/training';
 import { startOpenAICompatibleServer } from '@dreamgym/test-support';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { corridorDomain, playEpisode, TestClient } from './corridor-run.test-support.js';
@@ -106,7 +107,8 @@ describe('DreamGymService over OpenEnv', () => {
       .split('\n');
     expect(experience).toHaveLength(after.steps);
     const transition = JSON.parse(experience[0]!).transition;
-    expect(transition).toMatchObject({ source: 'synthetic', trajectoryId: 'serve:synthetic:0' });
+    // Every run's trajectory ids: <source>:<iteration>:<episode>.
+    expect(transition).toMatchObject({ source: 'synthetic', trajectoryId: 'synthetic:0:0' });
 
     // Generated tasks now come up in draws, within lambda.
     const generated = (await playGroups(client, 2, new SeededRandom(3))).filter((episode) =>
@@ -246,6 +248,70 @@ describe('DreamGymService over OpenEnv', () => {
     await playGroups(again, 1, new SeededRandom(5));
     expect((await status(second.served)).episodes.finished).toBe(before.episodes.finished + 4);
     await again.close();
+  });
+
+  it('resumes a run folder whose checkpoint counted the steps played as `steps` (before the run ledger)', async () => {
+    const directory = await runDirectory();
+    const first = await serve({ runDirectory: directory });
+    const client = await TestClient.connect(first.served.url);
+    await playGroups(client, 3, new SeededRandom(4));
+    const before = await status(first.served);
+    await client.close();
+    await first.served.close();
+    // The checkpoint as the earlier server wrote it: the same figures, `steps` for the transitions.
+    const store = new CheckpointStore(join(directory, 'checkpoints'));
+    const checkpoint = (await store.load())!;
+    const { realTransitions, syntheticTransitions, ...counters } =
+      checkpoint.json<Record<string, number>>('counters');
+    expect(realTransitions).toBe(0);
+    await store.save(checkpoint.name, {
+      counters: { ...counters, steps: syntheticTransitions },
+      curriculum: checkpoint.json('curriculum'),
+      draw: checkpoint.json('draw'),
+    });
+
+    const second = await serve({ runDirectory: directory, resume: true });
+    const resumed = await status(second.served);
+    expect(resumed.steps).toBe(before.steps);
+    expect(resumed.episodes.finished).toBe(before.episodes.finished);
+    expect(resumed.buffer.size).toBe(before.buffer.size);
+  });
+
+  it('logs a warning, why and what to do, when the curriculum rejects every variant of an iteration', async () => {
+    const directory = await runDirectory();
+    const domain = await corridorDomain();
+    // A mutation that changes only what neither the instruction nor the first state shows.
+    const adapter: DomainAdapter = {
+      ...domain.adapter,
+      mutateTask: (task, random) => ({
+        ...task,
+        id: `${task.id}~${random.int(1e6)}`,
+        origin: 'generated',
+        parentId: task.id,
+        meta: { ...task.meta, variant: random.int(1e6) },
+      }),
+    };
+    const logged: { level: string; event: string; fields?: Record<string, unknown> }[] = [];
+    const { served } = await serve({
+      runDirectory: directory,
+      adapter,
+      logger: {
+        log: (level, event, fields) => logged.push({ level, event, ...(fields ? { fields } : {}) }),
+      },
+    });
+    const client = await TestClient.connect(served.url);
+    await playGroups(client, 2, new SeededRandom(2));
+    const after = await status(served);
+    expect(after.iteration).toBe(1);
+    expect(after.curriculum.generatedTasks).toBe(0);
+    const warnings = logged.filter((line) => line.event === 'curriculum.no_task_added');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ level: 'warn', fields: { iteration: 0 } });
+    // The curriculum's own warning, as `dreamgym train` prints it.
+    expect(warnings[0]!.fields!.warning).toMatch(
+      /^the curriculum added no task: all \d+ candidates for \d+ expanded tasks? were rejected \(\d+ exact-duplicate\), .* What to do: .*\(docs\/adding-a-benchmark\.md, step 7\)\.$/,
+    );
+    await client.close();
   });
 
   it('serves the real environment with --real: seed tasks only, transitions written back as real', async () => {

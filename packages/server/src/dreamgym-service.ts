@@ -8,23 +8,19 @@
  *   outcomes feed the per-task reward variance (`observe`) and grow the pool within
  *   `lambda` (`grow`);
  * - the replay buffer: each finished episode's transitions are written back (`synthetic`/`real`);
- * - the run folder: `serve-config.json`, `experience.jsonl` (the transitions written back),
- *   `episodes.jsonl` (one line per finished episode) and `checkpoints/` (curriculum, draw
- *   queue, RNG and counters after each iteration and at shutdown). `resume` truncates what
- *   was logged after the last checkpoint, re-adds the run's experience to the buffer and
- *   continues from the checkpoint.
+ * - the run folder, kept as every run's (`RunLedger`): `serve-config.json`, `experience.jsonl`
+ *   (the transitions written back), `episodes.jsonl` (one line per finished episode) and
+ *   `checkpoints/` (curriculum, draw queue, RNG and counters after each iteration and at
+ *   shutdown). `resume` truncates what was logged after the last checkpoint, re-adds the run's
+ *   experience to the buffer and continues from the checkpoint.
  */
-import { type FileHandle, mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import {
-  CheckpointError,
   ConfigError,
   Curriculum,
   type DomainAdapter,
   type Environment,
   type ExperienceModel,
   MutationTaskGenerator,
-  type RandomState,
   type ReplayBuffer,
   SeededRandom,
   syntheticEnvironmentFromConfig,
@@ -33,22 +29,17 @@ import {
   type Transition,
   trajectoryToTransitions,
 } from '@dreamgym/core';
-import { TaskPool, type TaskRolloutGroup } from '@dreamgym/core/curriculum';
-import {
-  replayExperience,
-  stableHash,
-  truncateLines,
-  writeFileAtomic,
-} from '@dreamgym/core/internal';
-import { CheckpointStore } from '@dreamgym/core/training';
+import { RewardGroups, TaskPool } from '@dreamgym/core/curriculum';
+import { RunLedger } from '@dreamgym/core/internal';
 import { CachingRetriever } from './caching-retriever.js';
 import { type Logger, silentLogger } from './logger.js';
 import {
   type Counters,
-  CountersSchema,
   DrawStateSchema,
-  newCounters,
-  openLogs,
+  EPISODE_LOG,
+  NEW_SERVED_COUNTERS,
+  type ServedLedger,
+  servedCountersSchema,
 } from './run-folder.js';
 import { SerialQueue } from './serial-queue.js';
 import {
@@ -105,7 +96,6 @@ export class DreamGymService implements TaskSource {
   readonly runDirectory: string;
   private readonly options: DreamGymServiceOptions;
   private readonly logger: Logger;
-  private readonly checkpoints: CheckpointStore;
   private readonly writes = new SerialQueue();
   private readonly writeBack: WriteBackQueue;
   private flushTimer: NodeJS.Timeout | undefined;
@@ -122,40 +112,37 @@ export class DreamGymService implements TaskSource {
     options: DreamGymServiceOptions,
     config: ServeConfig,
     private readonly curriculum: Curriculum,
-    private counters: Counters,
-    private random: SeededRandom,
+    private readonly ledger: ServedLedger,
     private queue: string[],
-    private groups: Map<string, number[]>,
-    private readonly files: { experience: FileHandle; episodes: FileHandle },
+    /** The outcomes of the iteration in progress, per task. */
+    private rewards: RewardGroups,
   ) {
     this.options = options;
     this.config = config;
     this.mode = options.mode ?? 'synthetic';
     this.runDirectory = options.runDirectory;
     this.logger = options.logger ?? silentLogger;
-    this.checkpoints = new CheckpointStore(join(options.runDirectory, 'checkpoints'));
     // Without the cache, the wrapper still times the searches (for the status figures).
     this.retriever = new CachingRetriever(options.replayBuffer, {
       maxEntries: config.retrievalCache ? 8192 : 0,
     });
     this.writeBack = new WriteBackQueue(
       options.replayBuffer,
-      files.experience,
+      (records) => ledger.appendExperience(records),
       {
         batchTransitions: config.writeBackBatch.transitions,
         flushMilliseconds: config.writeBackBatch.milliseconds,
       },
-      {
-        logged: (lines) => {
-          this.counters.experienceLines += lines;
-        },
-        applied: (batch) => {
-          this.counters.transitionsWritten += batch.length;
-          this.shared?.push(batch);
-          this.bufferChanged(batch);
-        },
+      (batch) => {
+        this.counters.transitionsWritten += batch.length;
+        this.shared?.push(batch);
+        this.bufferChanged(batch);
       },
     );
+  }
+
+  private get counters(): Counters {
+    return this.ledger.counters;
   }
 
   /** Opens a new run in `runDirectory`, or resumes the one there (`resume: true`). */
@@ -179,70 +166,52 @@ export class DreamGymService implements TaskSource {
       // Generated tasks exist only in the experience model's world: the real engine plays seed tasks.
       config.curriculum = { ...config.curriculum, enabled: false };
     }
-    // Tuning settings change no outcome a resume must reproduce: left out of the hash.
-    const { writeBackBatch: _batch, retrievalCache: _cache, ...semantics } = config;
-    const configHash = stableHash({ config: semantics, mode, domain: options.adapter.name });
-    const runDirectory = options.runDirectory;
-    const paths = {
-      config: join(runDirectory, 'serve-config.json'),
-      experience: join(runDirectory, 'experience.jsonl'),
-      episodes: join(runDirectory, 'episodes.jsonl'),
-    };
-    const store = new CheckpointStore(join(runDirectory, 'checkpoints'));
-    const checkpoint = await store.load();
-    if (checkpoint && !options.resume) {
-      throw new ConfigError(
-        `${runDirectory} already holds a served run (checkpoint ${checkpoint.name}). Pass --resume to continue it, or choose another --run-dir.`,
-        { field: 'runDirectory' },
-      );
-    }
     const generator =
       options.taskGenerator ?? new MutationTaskGenerator({ adapter: options.adapter });
-    await mkdir(runDirectory, { recursive: true });
+    // Tuning settings change no outcome a resume must reproduce: left out of the hash.
+    const { writeBackBatch: _batch, retrievalCache: _cache, ...semantics } = config;
+    const { ledger, checkpoint } = await RunLedger.open(
+      {
+        runDirectory: options.runDirectory,
+        holds: 'a served run',
+        configFile: 'serve-config.json',
+        counters: servedCountersSchema(mode),
+        logs: { [EPISODE_LOG]: 'episodeLines' },
+      },
+      {
+        resume: options.resume === true,
+        settings: { config: semantics, mode, domain: options.adapter.name },
+        config: { mode, domain: options.adapter.name, ...config },
+        seed: config.seed,
+        counters: NEW_SERVED_COUNTERS,
+        replayBuffer: options.replayBuffer,
+      },
+    );
     let service: DreamGymService;
     if (checkpoint) {
-      const counters = CountersSchema.parse(checkpoint.json('counters'));
-      if (counters.configHash !== configHash) {
-        throw new CheckpointError(
-          `The checkpoint in ${runDirectory} was written with another configuration (see ${paths.config}). Resume with the same settings, or start a new --run-dir.`,
-          { path: runDirectory },
-        );
-      }
       const curriculum = Curriculum.fromJSON(checkpoint.json('curriculum'), {
         generator,
         config: config.curriculum,
         source: `checkpoint ${checkpoint.name}`,
       });
       const draw = DrawStateSchema.parse(checkpoint.json('draw'));
-      await truncateLines(paths.experience, counters.experienceLines);
-      await truncateLines(paths.episodes, counters.episodeLines);
-      await replayExperience(paths.experience, options.replayBuffer);
       service = new DreamGymService(
         options,
         config,
         curriculum,
-        counters,
-        SeededRandom.fromState(counters.random as RandomState),
+        ledger,
         draw.queue.filter((id) => curriculum.pool.has(id)),
-        new Map(draw.groups.map((group) => [group.taskId, group.rewards])),
-        await openLogs(paths),
+        RewardGroups.fromJSON(draw.groups),
       );
       service.lastCheckpoint = checkpoint.name;
       service.logger.log('info', 'run.resumed', {
-        runDirectory,
+        runDirectory: options.runDirectory,
         checkpoint: checkpoint.name,
-        iteration: counters.iteration,
-        episodes: counters.episodesFinished,
+        iteration: ledger.counters.iteration,
+        episodes: ledger.counters.episodesFinished,
         bufferSize: options.replayBuffer.size,
       });
     } else {
-      const random = new SeededRandom(config.seed);
-      await writeFileAtomic(
-        paths.config,
-        `${JSON.stringify({ mode, domain: options.adapter.name, ...config }, null, 2)}\n`,
-      );
-      await writeFileAtomic(paths.experience, '');
-      await writeFileAtomic(paths.episodes, '');
       service = new DreamGymService(
         options,
         config,
@@ -251,11 +220,9 @@ export class DreamGymService implements TaskSource {
           generator,
           config: config.curriculum,
         }),
-        newCounters(random.getState(), configHash),
-        random,
+        ledger,
         [],
-        new Map(),
-        await openLogs(paths),
+        new RewardGroups(),
       );
       await service.checkpoint();
     }
@@ -264,12 +231,7 @@ export class DreamGymService implements TaskSource {
       service.shared = shared;
       // Catches up with every batch in the table before the first session (a replica that
       // restarts takes what the others wrote meanwhile, and what it wrote after its checkpoint).
-      await shared
-        .start((transitions) => service.applyShared(transitions))
-        .catch(async (error) => {
-          await Promise.all([service.files.experience.close(), service.files.episodes.close()]);
-          throw error;
-        });
+      await shared.start((transitions) => service.applyShared(transitions));
     }
     return service;
   }
@@ -317,7 +279,10 @@ export class DreamGymService implements TaskSource {
       task = seeds[new SeededRandom(request.seed).int(seeds.length)]!;
     } else {
       if (this.queue.length === 0) {
-        const batch = this.curriculum.sampleBatch(this.config.tasksPerIteration, this.random);
+        const batch = this.curriculum.sampleBatch(
+          this.config.tasksPerIteration,
+          this.ledger.random,
+        );
         this.queue = batch.flatMap((each) =>
           Array.from({ length: this.config.rolloutsPerTask }, () => each.id),
         );
@@ -359,13 +324,11 @@ export class DreamGymService implements TaskSource {
     const iteration = counters.iteration;
     counters.episodesFinished += 1;
     counters.iterationEpisodes += 1;
-    counters.steps += episode.steps.length;
+    counters[`${this.mode}Transitions`] += episode.steps.length;
     if (episode.success) counters.successes += 1;
     if (episode.truncated) counters.truncated += 1;
     if (this.curriculum.pool.has(episode.task.id)) {
-      const rewards = this.groups.get(episode.task.id) ?? [];
-      rewards.push(episode.success ? 1 : 0);
-      this.groups.set(episode.task.id, rewards);
+      this.rewards.add(episode.task.id, episode.success ? 1 : 0);
     }
     const line: EpisodeLogLine = {
       iteration,
@@ -391,9 +354,10 @@ export class DreamGymService implements TaskSource {
         },
         {
           // Shared with other replicas: their episode numbers are their own, the writer tells them apart.
-          trajectoryId: this.shared
-            ? `serve:${this.shared.writer}:${this.mode}:${number}`
-            : `serve:${this.mode}:${number}`,
+          trajectoryId: this.ledger.trajectoryId(
+            this.mode,
+            this.shared ? `${this.shared.writer}/${number}` : number,
+          ),
         },
       ).map((transition) => ({ ...transition, policyVersion: iteration }));
       this.writeBack.push(iteration, transitions);
@@ -412,8 +376,7 @@ export class DreamGymService implements TaskSource {
     const lines = this.pendingEpisodeLines;
     if (lines.length > 0) {
       this.pendingEpisodeLines = [];
-      await this.files.episodes.write(`${lines.join('\n')}\n`);
-      this.counters.episodeLines += lines.length;
+      await this.ledger.appendLines(EPISODE_LOG, lines);
     }
     await this.writeBack.flush();
   }
@@ -446,14 +409,11 @@ export class DreamGymService implements TaskSource {
   /** Observes the iteration's outcomes, grows the curriculum and checkpoints when due. */
   private async finishIteration(): Promise<void> {
     const counters = this.counters;
-    const groups: TaskRolloutGroup[] = [...this.groups].map(([taskId, rewards]) => ({
-      taskId,
-      rewards,
-    }));
-    this.groups = new Map();
+    const groups = this.rewards.toJSON();
+    this.rewards = new RewardGroups();
     counters.iterationEpisodes = 0;
     const values = groups.length > 0 ? this.curriculum.observe(groups, counters.iteration) : [];
-    const growth = await this.curriculum.grow(counters.iteration, this.random);
+    const growth = await this.curriculum.grow(counters.iteration, this.ledger.random);
     const successRate =
       values.length === 0
         ? 0
@@ -468,6 +428,13 @@ export class DreamGymService implements TaskSource {
       poolSize: this.curriculum.pool.size,
       bufferSize: this.options.replayBuffer.size,
     });
+    // Every variant rejected: the run serves its seed tasks only, which nothing else shows.
+    if (growth.warning) {
+      this.logger.log('warn', 'curriculum.no_task_added', {
+        iteration: counters.iteration,
+        warning: growth.warning,
+      });
+    }
     counters.iteration += 1;
     if (counters.iteration % this.config.checkpointEvery === 0) await this.checkpointNow();
   }
@@ -480,19 +447,14 @@ export class DreamGymService implements TaskSource {
   private async checkpointNow(): Promise<void> {
     // A checkpoint covers every finished episode: its lines and transitions are written first.
     await this.flushLogs();
-    this.counters.random = this.random.getState();
-    await this.files.experience.sync();
-    await this.files.episodes.sync();
-    const name = `iteration-${String(this.counters.iteration).padStart(6, '0')}-episode-${String(this.counters.episodesFinished).padStart(8, '0')}`;
-    await this.checkpoints.save(name, {
-      counters: this.counters,
-      curriculum: this.curriculum.toJSON(),
-      draw: {
-        queue: this.queue,
-        groups: [...this.groups].map(([taskId, rewards]) => ({ taskId, rewards })),
+    this.lastCheckpoint = await this.ledger.save(
+      {
+        curriculum: this.curriculum.toJSON(),
+        draw: { queue: this.queue, groups: this.rewards.toJSON() },
       },
-    });
-    this.lastCheckpoint = name;
+      {},
+      `iteration-${String(this.counters.iteration).padStart(6, '0')}-episode-${String(this.counters.episodesFinished).padStart(8, '0')}`,
+    );
   }
 
   /** The run's figures for `GET /dreamgym/status`, after the writes queued so far. */
@@ -516,7 +478,7 @@ export class DreamGymService implements TaskSource {
         inCurrentIteration: this.counters.iterationEpisodes,
         perIteration: this.config.tasksPerIteration * this.config.rolloutsPerTask,
       },
-      steps: this.counters.steps,
+      steps: this.counters[`${this.mode}Transitions`],
       curriculum: {
         enabled: this.config.curriculum.enabled,
         lambda: this.config.curriculum.lambda,
@@ -589,8 +551,6 @@ export class DreamGymService implements TaskSource {
     await this.checkpoint();
     // After the checkpoint's write-back: its batch is appended too.
     await this.shared?.close();
-    await this.files.experience.close();
-    await this.files.episodes.close();
     this.logger.log('info', 'run.closed', {
       runDirectory: this.runDirectory,
       checkpoint: this.lastCheckpoint,

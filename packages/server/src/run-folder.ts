@@ -1,53 +1,57 @@
-/** Helpers of a served run's folder: its logs, and what its checkpoints hold besides the curriculum. */
-import { open } from 'node:fs/promises';
+/**
+ * What a served run's folder holds besides what every run's does (`RunLedger`): its counters
+ * of episodes, the episode log, and the draw queue its checkpoints keep.
+ */
+import { LedgerCountersSchema, type RunLedger } from '@dreamgym/core/internal';
 import { z } from 'zod';
 
-/** Opens the run's logs for appending. */
-export async function openLogs(paths: { experience: string; episodes: string }) {
-  return {
-    experience: await open(paths.experience, 'a'),
-    episodes: await open(paths.episodes, 'a'),
-  };
-}
+/** One line per finished episode. */
+export const EPISODE_LOG = 'episodes.jsonl';
 
-/** The run's counters in a checkpoint. */
-export const CountersSchema = z.object({
-  iteration: z.number().int().nonnegative(),
+const ServedCountersSchema = LedgerCountersSchema.extend({
   episodesStarted: z.number().int().nonnegative(),
   episodesFinished: z.number().int().nonnegative(),
   episodesAbandoned: z.number().int().nonnegative(),
   successes: z.number().int().nonnegative(),
   truncated: z.number().int().nonnegative(),
-  steps: z.number().int().nonnegative(),
   transitionsWritten: z.number().int().nonnegative(),
-  /** Lines of `experience.jsonl` and `episodes.jsonl` this checkpoint covers. */
-  experienceLines: z.number().int().nonnegative(),
+  /** Lines of `episodes.jsonl` this checkpoint covers. */
   episodeLines: z.number().int().nonnegative(),
   /** Finished episodes of the iteration in progress. */
   iterationEpisodes: z.number().int().nonnegative(),
-  random: z.tuple([z.number(), z.number(), z.number(), z.number()]),
-  configHash: z.string(),
 });
-export type Counters = z.infer<typeof CountersSchema>;
+export type Counters = z.infer<typeof ServedCountersSchema>;
 
-/** The counters of a new run: nothing played yet. */
-export function newCounters(random: Counters['random'], configHash: string): Counters {
-  return {
-    iteration: 0,
-    episodesStarted: 0,
-    episodesFinished: 0,
-    episodesAbandoned: 0,
-    successes: 0,
-    truncated: 0,
-    steps: 0,
-    transitionsWritten: 0,
-    experienceLines: 0,
-    episodeLines: 0,
-    iterationEpisodes: 0,
-    random,
-    configHash,
-  };
+/**
+ * The counters in a served run's checkpoints. Those written before the run ledger counted
+ * the steps played as `steps`: the same figure as the mode's transitions.
+ */
+export function servedCountersSchema(mode: 'synthetic' | 'real'): z.ZodType<Counters> {
+  return z.preprocess((raw) => {
+    if (typeof raw !== 'object' || raw === null || !('steps' in raw)) return raw;
+    const { steps, ...rest } = raw as Record<string, unknown>;
+    return {
+      ...rest,
+      realTransitions: mode === 'real' ? steps : 0,
+      syntheticTransitions: mode === 'synthetic' ? steps : 0,
+    };
+  }, ServedCountersSchema);
 }
+
+/** A new served run's counters besides the ledger's: nothing played yet. */
+export const NEW_SERVED_COUNTERS = {
+  episodesStarted: 0,
+  episodesFinished: 0,
+  episodesAbandoned: 0,
+  successes: 0,
+  truncated: 0,
+  transitionsWritten: 0,
+  episodeLines: 0,
+  iterationEpisodes: 0,
+} as const;
+
+/** The ledger of a served run. */
+export type ServedLedger = RunLedger<Counters>;
 
 /** The draw queue and the iteration's outcomes in a checkpoint. */
 export const DrawStateSchema = z.object({

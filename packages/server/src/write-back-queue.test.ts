@@ -1,4 +1,4 @@
-import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -8,6 +8,7 @@ import {
   type Transition,
   trajectoryToTransitions,
 } from '@dreamgym/core';
+import { LedgerCountersSchema, RunLedger } from '@dreamgym/core/internal';
 import { corridorTasks, playCorridor } from '@dreamgym/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type AppliedBatch, WriteBackQueue } from './write-back-queue.js';
@@ -33,33 +34,32 @@ async function episodes(count: number): Promise<Transition[][]> {
 
 async function queue(batchTransitions: number) {
   const directory = await mkdtemp(join(tmpdir(), 'dreamgym-write-back-'));
-  const file = join(directory, 'experience.jsonl');
-  const log = await open(file, 'a');
-  cleanup.push(async () => {
-    await log.close();
-    await rm(directory, { recursive: true, force: true });
-  });
+  cleanup.push(() => rm(directory, { recursive: true, force: true }));
+  const { ledger } = await RunLedger.open(
+    {
+      runDirectory: directory,
+      holds: 'a run',
+      configFile: 'config.json',
+      counters: LedgerCountersSchema,
+    },
+    { settings: {}, config: {}, seed: 1, counters: {} },
+  );
   const buffer = ReplayBuffer.create({ embedder: new HashingEmbedder({ dimension: 64 }) });
-  const seen = { logged: 0, batches: [] as AppliedBatch[] };
+  const batches: AppliedBatch[] = [];
   const writeBack = new WriteBackQueue(
     buffer,
-    log,
+    (records) => ledger.appendExperience(records),
     { batchTransitions, flushMilliseconds: 100 },
-    {
-      logged: (lines) => {
-        seen.logged += lines;
-      },
-      applied: (batch) => seen.batches.push(batch),
-    },
+    (batch) => batches.push(batch),
   );
-  return { writeBack, buffer, file, seen };
+  return { writeBack, buffer, file: ledger.path('experience.jsonl'), ledger, batches };
 }
 
 describe('WriteBackQueue', () => {
   it('gathers episodes and writes them in one log write and one buffer add', async () => {
     const played = await episodes(3);
     const total = played.reduce((sum, each) => sum + each.length, 0);
-    const { writeBack, buffer, file, seen } = await queue(total);
+    const { writeBack, buffer, file, ledger, batches } = await queue(total);
     writeBack.push(0, played[0]!);
     writeBack.push(0, played[1]!);
     expect(writeBack.full).toBe(false);
@@ -68,9 +68,9 @@ describe('WriteBackQueue', () => {
     expect(writeBack.full).toBe(true);
     expect(await writeBack.flush()).toBe(total);
     expect(await writeBack.flush()).toBe(0);
-    expect(seen.batches).toHaveLength(1);
-    expect(seen.batches[0]!.map((each) => each.id)).toEqual(played.flat().map((each) => each.id));
-    expect(seen.logged).toBe(total);
+    expect(batches).toHaveLength(1);
+    expect(batches[0]!.map((each) => each.id)).toEqual(played.flat().map((each) => each.id));
+    expect(ledger.counters.experienceLines).toBe(total);
     // The same buffer as one add per episode (duplicates counted on the stored record).
     const reference = ReplayBuffer.create({ embedder: new HashingEmbedder({ dimension: 64 }) });
     for (const episode of played) await reference.add(episode);
@@ -86,14 +86,14 @@ describe('WriteBackQueue', () => {
     expect(writeBack.stats()).toMatchObject({ batches: 1, transitions: total, pending: 0 });
   });
 
-  it('drops a failed batch from the queue and reports the lines the log did get', async () => {
+  it('drops a failed batch from the queue and counts the lines the log did get', async () => {
     const [first] = await episodes(1);
-    const { writeBack, buffer, seen } = await queue(1000);
+    const { writeBack, buffer, ledger, batches } = await queue(1000);
     await buffer.close();
     writeBack.push(0, first!);
     await expect(writeBack.flush()).rejects.toThrow(/closed/);
-    expect(seen.logged).toBe(first!.length);
-    expect(seen.batches).toHaveLength(0);
+    expect(ledger.counters.experienceLines).toBe(first!.length);
+    expect(batches).toHaveLength(0);
     expect(writeBack.size).toBe(0);
   });
 });

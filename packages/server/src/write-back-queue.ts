@@ -12,7 +12,6 @@
  * The queue itself schedules nothing: its owner calls {@link WriteBackQueue.flush} (from a
  * timer, and before each checkpoint, so a checkpoint covers exactly what was written).
  */
-import type { FileHandle } from 'node:fs/promises';
 import type { ReplayBuffer, Transition } from '@dreamgym/core';
 
 /** When gathered transitions are written back. */
@@ -40,22 +39,23 @@ export interface WriteBackStats {
 /** One written batch: its transitions, for whoever keeps copies of the buffer. */
 export type AppliedBatch = readonly Transition[];
 
+/** Writes transitions, with the iteration each was played in, to the experience log (`RunLedger.appendExperience`). */
+export type ExperienceLogWriter = (
+  records: readonly { iteration: number; transition: Transition }[],
+) => Promise<void>;
+
 /** Transitions waiting for their batch, and how they are written. */
 export class WriteBackQueue {
   private pending: Transition[] = [];
-  private pendingLines: string[] = [];
+  private pendingIterations: number[] = [];
   private readonly figures = { batches: 0, transitions: 0, milliseconds: 0, addMilliseconds: 0 };
 
   constructor(
     private readonly buffer: ReplayBuffer,
-    private readonly log: FileHandle,
+    private readonly log: ExperienceLogWriter,
     readonly settings: WriteBackSettings,
-    private readonly hooks: {
-      /** Called once a batch's lines are in the log (before the buffer `add`). */
-      logged?: (lines: number) => void;
-      /** Called after each batch has reached the buffer. */
-      applied?: (batch: AppliedBatch) => void;
-    } = {},
+    /** Called after each batch has reached the buffer. */
+    private readonly applied?: (batch: AppliedBatch) => void,
   ) {}
 
   /** Transitions waiting. */
@@ -72,26 +72,27 @@ export class WriteBackQueue {
   push(iteration: number, transitions: readonly Transition[]): void {
     for (const transition of transitions) {
       this.pending.push(transition);
-      this.pendingLines.push(JSON.stringify({ iteration, transition }));
+      this.pendingIterations.push(iteration);
     }
   }
 
   /**
    * Writes the waiting transitions: one log write, then one buffer `add`. Resolves with how
    * many were written (0 when none waited). A failure drops the batch from the queue and is
-   * raised; lines that reached the log were reported to `logged` first, so the checkpoint's
-   * line count stays the log's.
+   * raised; lines that reached the log stay counted by it, so the checkpoint's line count
+   * stays the log's.
    */
   async flush(): Promise<number> {
     const batch = this.pending;
     if (batch.length === 0) return 0;
-    const lines = this.pendingLines;
+    const iterations = this.pendingIterations;
     this.pending = [];
-    this.pendingLines = [];
+    this.pendingIterations = [];
     const started = performance.now();
     try {
-      await this.log.write(`${lines.join('\n')}\n`);
-      this.hooks.logged?.(lines.length);
+      await this.log(
+        batch.map((transition, index) => ({ iteration: iterations[index]!, transition })),
+      );
       const adding = performance.now();
       try {
         await this.buffer.add(batch);
@@ -103,7 +104,7 @@ export class WriteBackQueue {
     }
     this.figures.batches += 1;
     this.figures.transitions += batch.length;
-    this.hooks.applied?.(batch);
+    this.applied?.(batch);
     return batch.length;
   }
 

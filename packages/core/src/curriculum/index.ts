@@ -57,6 +57,7 @@ export {
   type TaskSelectionOptions,
 } from './task-selection.js';
 export {
+  RewardGroups,
   rewardVariance,
   rolloutGroupsFromTrajectories,
   type TaskRolloutGroup,

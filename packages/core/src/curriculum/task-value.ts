@@ -86,6 +86,37 @@ export function taskValues(groups: Iterable<TaskRolloutGroup>): TaskValue[] {
 }
 
 /**
+ * The rewards of an iteration's rollouts, grouped by task as they finish, for
+ * `Curriculum.observe`: the one place rollout groups are built (the loop, the served run and
+ * {@link rolloutGroupsFromTrajectories} add to one). Groups come in order of each task's first
+ * rollout; `toJSON` is what a checkpoint keeps of an iteration in progress.
+ */
+export class RewardGroups {
+  private readonly rewards = new Map<string, number[]>();
+
+  /** Groups saved with `toJSON`. */
+  static fromJSON(groups: Iterable<TaskRolloutGroup>): RewardGroups {
+    const restored = new RewardGroups();
+    for (const group of groups) {
+      for (const reward of group.rewards) restored.add(group.taskId, reward);
+    }
+    return restored;
+  }
+
+  /** Adds one rollout's reward to its task's group. */
+  add(taskId: string, reward: number): void {
+    const rewards = this.rewards.get(taskId);
+    if (rewards) rewards.push(reward);
+    else this.rewards.set(taskId, [reward]);
+  }
+
+  /** The groups so far. */
+  toJSON(): TaskRolloutGroup[] {
+    return [...this.rewards].map(([taskId, rewards]) => ({ taskId, rewards: [...rewards] }));
+  }
+}
+
+/**
  * Groups rollouts by task id, each rollout's reward being its return (the sum of its
  * step rewards: 1 on success with DreamGym's outcome reward). Groups come in order of
  * each task's first rollout. Takes `Trajectory` records and the trainers' `Rollout`s alike.
@@ -96,12 +127,12 @@ export function rolloutGroupsFromTrajectories(
     steps: readonly Pick<Step, 'reward'>[];
   }>,
 ): TaskRolloutGroup[] {
-  const groups = new Map<string, number[]>();
+  const groups = new RewardGroups();
   for (const trajectory of trajectories) {
-    const total = trajectory.steps.reduce((sum, step) => sum + step.reward, 0);
-    const rewards = groups.get(trajectory.task.id);
-    if (rewards) rewards.push(total);
-    else groups.set(trajectory.task.id, [total]);
+    groups.add(
+      trajectory.task.id,
+      trajectory.steps.reduce((sum, step) => sum + step.reward, 0),
+    );
   }
-  return [...groups].map(([taskId, rewards]) => ({ taskId, rewards }));
+  return groups.toJSON();
 }

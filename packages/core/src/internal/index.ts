@@ -11,5 +11,4 @@
 export { writeFileAtomic } from '../files/atomic-write.js';
 export { extractJson } from '../models/json-extraction.js';
 export { Semaphore } from '../models/semaphore.js';
-export { replayExperience, truncateLines } from '../training/experience-log.js';
-export { stableHash } from '../training/loop-state.js';
+export { LedgerCountersSchema, RunLedger } from '../training/run-ledger.js';

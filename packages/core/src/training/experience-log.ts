@@ -4,7 +4,7 @@
  * lines of each belong to it; on resume the logs are cut back to that and the experience is
  * re-added to a fresh buffer, so the buffer is exactly what an uninterrupted run would hold.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { appendFile, readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { CheckpointError } from '../errors.js';
 import { writeFileAtomic } from '../files/atomic-write.js';
@@ -12,21 +12,34 @@ import { readJsonl } from '../mdp/jsonl.js';
 import { type Transition, TransitionSchema } from '../mdp/schemas.js';
 import type { ReplayBuffer } from '../replay/replay-buffer.js';
 
+/** The experience log's name in a run folder. */
+export const EXPERIENCE_LOG = 'experience.jsonl';
+
 /** One line of `experience.jsonl`: a transition the run added to the buffer, with its iteration. */
 const ExperienceLineSchema = z.object({
   iteration: z.number().int().nonnegative(),
   transition: TransitionSchema,
 });
+export type ExperienceRecord = z.infer<typeof ExperienceLineSchema>;
 
-/** Appends one iteration's transitions to the experience log. */
+/** The text of experience records as log lines (each line ended). */
+export function experienceText(records: readonly ExperienceRecord[]): string {
+  return records
+    .map(({ iteration, transition }) => `${JSON.stringify({ iteration, transition })}\n`)
+    .join('');
+}
+
+/** Appends one iteration's transitions to the experience log (the loop's; `RunLedger.appendExperience` counts the lines too). */
 export async function appendExperience(
   file: string,
   iteration: number,
   transitions: readonly Transition[],
 ): Promise<void> {
   if (transitions.length === 0) return;
-  const lines = transitions.map((transition) => JSON.stringify({ iteration, transition }));
-  await writeFile(file, `${lines.join('\n')}\n`, { flag: 'a' });
+  await appendFile(
+    file,
+    experienceText(transitions.map((transition) => ({ iteration, transition }))),
+  );
 }
 
 /**

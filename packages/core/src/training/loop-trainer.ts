@@ -4,7 +4,7 @@
  * from.
  */
 import type { DomainAdapter } from '../adapter.js';
-import type { TaskRolloutGroup } from '../curriculum/task-value.js';
+import { RewardGroups, type TaskRolloutGroup } from '../curriculum/task-value.js';
 import type { Environment } from '../mdp/environment.js';
 import type { Observation, Step, Task } from '../mdp/schemas.js';
 import type { Rollout } from '../rollout/rollout.js';
@@ -65,12 +65,9 @@ export function createLoopTrainer(
  * values: not policy penalties; an episode the budget cut mid-way has no outcome.
  */
 export function rewardGroups(rollouts: readonly Rollout[]): TaskRolloutGroup[] {
-  const groups = new Map<string, number[]>();
+  const groups = new RewardGroups();
   for (const rollout of rollouts) {
-    if (rollout.budgetExhausted) continue;
-    const rewards = groups.get(rollout.task.id) ?? [];
-    rewards.push(rollout.success ? 1 : 0);
-    groups.set(rollout.task.id, rewards);
+    if (!rollout.budgetExhausted) groups.add(rollout.task.id, rollout.success ? 1 : 0);
   }
-  return [...groups].map(([taskId, rewards]) => ({ taskId, rewards }));
+  return groups.toJSON();
 }
