@@ -54,6 +54,7 @@ describe('parseConfigDocument', () => {
         (value as { task_id: number }).task_id,
       ]),
       errors: document.errors.map((error) => error.message),
+      unread: document.unread,
       stopped: document.stopped,
     };
   };
@@ -72,6 +73,7 @@ describe('parseConfigDocument', () => {
       errors: [
         'configs.json:8:19 (task_id 2): invalid JSON: expected "," or "}" after the value of "intent"',
       ],
+      unread: 1,
       stopped: false,
     });
   });
@@ -84,6 +86,7 @@ describe('parseConfigDocument', () => {
         [1, 2],
       ],
       errors: ['configs.json:5:3 (task_id 1): invalid JSON: expected "," or "]" after a config'],
+      unread: 0,
       stopped: false,
     });
   });
@@ -95,17 +98,24 @@ describe('parseConfigDocument', () => {
       errors: [
         'configs.json:1:32 (task_id 2): invalid JSON: expected "," or "}" after the value of "task_id"; reading stopped here, with 1 config read before it (no next config was found to read on from)',
       ],
+      unread: 1,
       stopped: true,
     });
     expect(read(`${configs('    "task_id": 1')} x`)).toMatchObject({
       ids: [[0, 1]],
       errors: ['configs.json:6:2: invalid JSON: unexpected "x" after the list of configs'],
+      unread: 0,
       stopped: false,
     });
   });
 
   it('reads one config as the document', () => {
-    expect(read('{"task_id": 4}')).toEqual({ ids: [[undefined, 4]], errors: [], stopped: false });
-    expect(read('{"task_id": 4,}')).toMatchObject({ ids: [], stopped: true });
+    expect(read('{"task_id": 4}')).toEqual({
+      ids: [[undefined, 4]],
+      errors: [],
+      unread: 0,
+      stopped: false,
+    });
+    expect(read('{"task_id": 4,}')).toMatchObject({ ids: [], unread: 1, stopped: true });
   });
 });

@@ -33,6 +33,8 @@ export interface ConfigDocument extends JsonPositions {
   configs: { value: unknown; path: (string | number)[] }[];
   /** The syntax errors, one per config that could not be read (named by its task id or index). */
   errors: DatasetFormatError[];
+  /** Configs that a syntax error inside them kept from being read (each named in `errors`). */
+  unread: number;
   /** Whether reading stopped at an error it could not get past: configs after it were not read. */
   stopped: boolean;
 }
@@ -249,9 +251,11 @@ export function parseConfigDocument(text: string, file: string): ConfigDocument 
   const { state } = parser;
   const configs: ConfigDocument['configs'] = [];
   const errors: DatasetFormatError[] = [];
+  let unread = 0;
   const result = (stopped: boolean): ConfigDocument => ({
     configs,
     errors,
+    unread,
     stopped,
     ...parser.lookup,
   });
@@ -270,6 +274,7 @@ export function parseConfigDocument(text: string, file: string): ConfigDocument 
       return result(false);
     } catch (error) {
       errors.push(caught(error));
+      unread += 1;
       return result(true);
     }
   }
@@ -307,6 +312,7 @@ export function parseConfigDocument(text: string, file: string): ConfigDocument 
         );
       } catch (error) {
         errors.push(caught(error));
+        if (!read) unread += 1;
         const next = nextConfigStart(text, file, read ? state.index : start + 1, column);
         if (next === undefined) {
           // The one spot reading could not get past: say so, with what was read before it.

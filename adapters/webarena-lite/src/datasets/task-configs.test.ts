@@ -405,6 +405,24 @@ describe("loadWebarenaTasks on a copy of WebArena's 812-task test.raw.json", () 
     expect(reported).toHaveLength(1);
   });
 
+  it('loads both configs around a missing comma between them, and reports the spot', async () => {
+    const text = original();
+    const next = text.lastIndexOf('\n  {', text.indexOf('"task_id": 301,'));
+    expect(text.slice(next - 4, next)).toBe('  },');
+    const directory = await mkdtemp(join(scratch, 'comma-'));
+    const file = join(directory, 'test.raw.json');
+    await writeFile(file, `${text.slice(0, next - 1)}${text.slice(next)}`);
+    const reported: DatasetFormatError[] = [];
+    const tasks = await collect(
+      loadWebarenaTasks(directory, { skipInvalid: true, onInvalid: (e) => reported.push(e) }),
+    );
+    expect(tasks).toHaveLength(812);
+    expect(reported.map((e) => e.message)).toEqual([
+      // At the next config's `{` (the comma was on the line before it).
+      `${file}:${positionAt(text, next + 3)} (task_id 300): invalid JSON: expected "," or "]" after a config`,
+    ]);
+  });
+
   it('reports a per-task file whose name is not its task_id, in config_files/ beside test.raw.json', async () => {
     const text = original();
     const configs = JSON.parse(text) as { task_id: number }[];

@@ -142,7 +142,7 @@ export async function inspectWebarenaConfigFile(file: string): Promise<ConfigFil
     file,
     configs,
     problems: problems.sort((a, b) => a.order - b.order).map(({ error }) => error),
-    total: document.configs.length + document.errors.filter((e) => e.recordId).length,
+    total: document.configs.length + document.unread,
   };
 }
 
