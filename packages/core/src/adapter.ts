@@ -5,6 +5,7 @@
  */
 import type { DatasetFormatError } from './errors.js';
 import type { Environment } from './mdp/environment.js';
+import type { GoalCheckInput } from './mdp/goal-check.js';
 import type {
   ExpertGenerationOptions,
   ExpertGenerationSummary,
@@ -131,6 +132,15 @@ export interface DomainAdapter<RawObservation = unknown, RealOptions = unknown> 
    * so the embedded `RetrievalExperienceModel` keeps synthetic episodes consistent.
    */
   readonly experienceHints?: ConsistencyHints;
+  /**
+   * What the domain knows of its goals, for synthetic steps: `true` when the task is
+   * accomplished after this step (the episode ends with success), `false` when it surely is
+   * not (a success the learned outcome judge sees is refused), `undefined` to leave the step
+   * to the judge. The judge learns outcomes from the offline data; a check written from the
+   * domain's rules (a recipe's directions, a form's required fields) settles what the data
+   * cannot teach it. Absent: the judge decides every step.
+   */
+  goalCheck?(step: GoalCheckInput): boolean | undefined;
   /**
    * A new task of the same kind as `task` with other entities or constraints (the
    * embedded curriculum generator), or undefined when none can be made.

@@ -185,7 +185,10 @@ export function createExperienceModel(
           })
         : reasoning;
   }
-  return outcomeJudge ? new JudgedExperienceModel(model, outcomeJudge) : model;
+  if (!outcomeJudge) return model;
+  return new JudgedExperienceModel(model, outcomeJudge, {
+    ...(adapter.goalCheck ? { goalCheck: (step) => adapter.goalCheck!(step) } : {}),
+  });
 }
 
 /** The embedded experience model of {@link embeddedExperienceModel}, and what it is grounded in. */

@@ -4,8 +4,10 @@
  * still writes the reasoning and the next state; the judge decides whether the episode ends
  * and whether the task is accomplished, one way for the embedded, LLM and hybrid models. A
  * step the domain would not admit (the judge's `refusal`) is answered as the real environment
- * answers it, without asking the wrapped model: no change, no reward.
+ * answers it, without asking the wrapped model: no change, no reward. Where the domain has a
+ * goal check (`DomainAdapter.goalCheck`), its verdict on a step overrides the judge's.
  */
+import type { GoalCheckInput } from '../mdp/goal-check.js';
 import type { Observation, Trajectory } from '../mdp/schemas.js';
 import { refusalObservation, refuses } from './action-refusal.js';
 import type {
@@ -30,20 +32,32 @@ export class JudgedExperienceModel implements ExperienceModel {
   /** The judge of every step's outcome. */
   readonly judge: OutcomeJudge;
   private readonly rule: RewardRule;
+  private readonly goalCheck: ((step: GoalCheckInput) => boolean | undefined) | undefined;
   readonly initialState?: (input: InitialStateInput) => Promise<Observation>;
 
   /**
    * @param base the model whose next states are kept.
    * @param judge the learned outcome judge.
-   * @param reward the reward rule applied to the judged outcome (default: outcome reward, 1
-   *   on the successful final step). In `model` mode the base model's reward is kept on
-   *   judged-successful final steps.
+   * @param options.reward the reward rule applied to the judged outcome (default: outcome
+   *   reward, 1 on the successful final step). In `model` mode the base model's reward is
+   *   kept on judged-successful final steps.
+   * @param options.goalCheck the domain's goal check (`DomainAdapter.goalCheck`): `true` ends
+   *   the step's episode with success, `false` refuses a success, `undefined` leaves the step
+   *   to the judge.
    */
-  constructor(base: ExperienceModel, judge: OutcomeJudge, reward: RewardRuleInput = {}) {
+  constructor(
+    base: ExperienceModel,
+    judge: OutcomeJudge,
+    options: {
+      reward?: RewardRuleInput;
+      goalCheck?: (step: GoalCheckInput) => boolean | undefined;
+    } = {},
+  ) {
     this.base = base;
     this.judge = judge;
     this.id = `${base.id}+judge`;
-    this.rule = RewardRuleSchema.parse(reward);
+    this.rule = RewardRuleSchema.parse(options.reward ?? {});
+    this.goalCheck = options.goalCheck;
     if (base.initialState) this.initialState = (input) => base.initialState!(input);
   }
 
@@ -68,8 +82,22 @@ export class JudgedExperienceModel implements ExperienceModel {
     }
     const prediction = await this.base.predict(input);
     const verdict = this.judge.judge(input);
+    const goal = this.goalCheck?.({
+      task: input.task,
+      history: input.history,
+      action: input.action,
+      nextState: prediction.observation,
+    });
+    // The domain's check settles the step: accomplished ends it with success; surely not
+    // accomplished refuses a success the judge saw (the episode goes on).
+    const judged =
+      goal === undefined
+        ? verdict
+        : goal
+          ? { done: true, success: true }
+          : { done: verdict.done && !verdict.success, success: false };
     const outcome = applyRewardRule(
-      { done: verdict.done, success: verdict.success, reward: prediction.reward },
+      { done: judged.done, success: judged.success, reward: prediction.reward },
       this.rule,
     );
     return {
@@ -82,6 +110,7 @@ export class JudgedExperienceModel implements ExperienceModel {
           successProbability: verdict.successProbability,
           baseDone: prediction.done,
           baseSuccess: prediction.success,
+          ...(goal === undefined ? {} : { goalCheck: goal }),
         },
       },
     };

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { GoalCheckInput } from '../mdp/goal-check.js';
 import type { Step, Trajectory } from '../mdp/schemas.js';
 import type { ExperienceModel } from './experience-model.js';
 import { JudgedExperienceModel } from './judged-experience-model.js';
@@ -434,5 +435,33 @@ describe('JudgedExperienceModel', () => {
     expect(await model.initialState!({ task: input([], '').task, demos: [] })).toEqual({
       text: 'a room',
     });
+  });
+
+  it("lets the domain's goal check settle a step: true pays it, false refuses the judge's success", async () => {
+    const seen: GoalCheckInput[] = [];
+    // The domain knows a key put in the box is the goal only once the box was opened.
+    const checked = new JudgedExperienceModel(generous, judge, {
+      goalCheck: (step) => {
+        seen.push(step);
+        if (!step.action.startsWith('put')) return undefined;
+        return step.history.some((earlier) => earlier.action === 'open box 1');
+      },
+    });
+    const right = ['take key 1 from table 1', 'go to box 1'];
+    // The judge pays this put; the domain's check refuses it (the box is closed)...
+    const refused = await checked.predict(input(right, 'put key 1 in box 1'));
+    expect(refused).toMatchObject({ reward: 0, done: false, success: false });
+    expect(refused.info?.outcomeJudge).toMatchObject({ goalCheck: false });
+    // ...and pays the put of a pen after the box was opened, which the judge refuses.
+    const paid = await checked.predict(input([...right, 'open box 1'], 'put pen 1 in box 1'));
+    expect(paid).toMatchObject({ reward: 1, done: true, success: true });
+    // Where it has no opinion, the judge decides.
+    expect(await checked.predict(input(right, 'go to box 1'))).toMatchObject({ done: false });
+    expect(seen[0]).toMatchObject({
+      task: { instruction: 'put a key in box.' },
+      action: 'put key 1 in box 1',
+      nextState: { text: 'You put it in the box.' },
+    });
+    expect(seen[0]!.history.map((step) => step.action)).toEqual(right);
   });
 });

@@ -1,4 +1,5 @@
 export type { Environment } from './environment.js';
+export type { GoalCheckInput } from './goal-check.js';
 export {
   formatFieldPath,
   type JsonlLine,
