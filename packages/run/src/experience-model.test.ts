@@ -37,4 +37,32 @@ describe('the embedded experience model', () => {
     expect(seen[0]).toMatchObject({ task: { id: task.id }, action: 'take key', history: [] });
     expect(seen[0]!.nextState.text).toEqual(expect.any(String));
   });
+
+  it('keeps the partial rewards of graded endings where the offline data carries them', async () => {
+    const random = new SeededRandom(5);
+    const trajectories = [];
+    for (const task of corridorTasks(5)) {
+      for (const noise of [0, 1]) trajectories.push(await playCorridor(task, random, { noise }));
+    }
+    const logs: string[] = [];
+    embeddedExperienceModel(createCorridorAdapter(), trajectories, {}, (line) => logs.push(line));
+    expect(logs.some((line) => line.startsWith('rewards:'))).toBe(false);
+    // The failures end with partial credit (a graded domain's score).
+    const graded = trajectories.map((trajectory) =>
+      trajectory.success
+        ? trajectory
+        : {
+            ...trajectory,
+            steps: trajectory.steps.map((step, index) =>
+              index === trajectory.steps.length - 1 ? { ...step, reward: 0.25 } : step,
+            ),
+          },
+    );
+    const failures = graded.filter((trajectory) => !trajectory.success).length;
+    expect(failures).toBeGreaterThan(0);
+    embeddedExperienceModel(createCorridorAdapter(), graded, {}, (line) => logs.push(line));
+    expect(logs).toContain(
+      `rewards: ${failures} offline episodes end with a partial reward, so a synthetic episode judged to end in failure earns its neighbours' mean reward`,
+    );
+  });
 });

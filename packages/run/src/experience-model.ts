@@ -40,6 +40,11 @@ export interface ExperienceGroundingOptions {
 /** The parts only {@link createExperienceModel} reads. */
 interface GroundingParts {
   retrieval: RetrievalExperienceModel;
+  /**
+   * Whether the offline episodes end with graded rewards (between failure's 0 and success's
+   * 1): a judged failed ending then earns the model's partial reward.
+   */
+  graded: boolean;
   outcomeJudge: OutcomeJudge | undefined;
   /** How the outcome judge was trained (for the pre-flight's held-out copy). */
   judgeOptions?: OutcomeJudgeOptions;
@@ -88,8 +93,21 @@ export class ExperienceGrounding {
         `world memory: ${worldMemory.size} first outcomes of one-entity actions in ${worldMemory.worlds} worlds`,
       );
     }
+    // Graded endings (WebShop's attribute match): the partial reward the data carries is
+    // kept on the endings the judge fails, where it is the neighbours' mean.
+    const gradedEndings = trajectories.filter((trajectory) => {
+      const last = trajectory.steps.at(-1);
+      return last !== undefined && last.reward > 0 && last.reward < 1;
+    }).length;
+    const graded = gradedEndings > 0;
+    if (graded) {
+      log(
+        `rewards: ${gradedEndings} offline episodes end with a partial reward, so a synthetic episode judged to end in failure earns its neighbours' mean reward`,
+      );
+    }
     const retrieval = new RetrievalExperienceModel({
       parseAction,
+      ...(graded ? { reward: { mode: 'model' as const } } : {}),
       ...(adapter.experienceHints ? { hints: adapter.experienceHints } : {}),
       ...(worldMemory ? { worldMemory } : {}),
     });
@@ -116,6 +134,7 @@ export class ExperienceGrounding {
     }
     return new ExperienceGrounding(adapter, {
       retrieval,
+      graded,
       outcomeJudge,
       ...(outcomeJudge && judgeOptions ? { judgeOptions } : {}),
     });
@@ -166,12 +185,13 @@ export function createExperienceModel(
   choice: ExperienceModelChoice,
 ): ExperienceModel {
   const { adapter } = grounding;
-  const { retrieval, outcomeJudge } = partsOf(grounding);
+  const { retrieval, outcomeJudge, graded } = partsOf(grounding);
   let model: ExperienceModel = retrieval;
   if (choice.kind !== 'embedded') {
     const reasoning = new ReasoningExperienceModel({
       chat: choice.chat,
       environmentDescription: adapter.prompts.environmentDescription,
+      ...(graded ? { reward: { mode: 'model' as const } } : {}),
       ...(choice.format ? { format: choice.format } : {}),
       ...(choice.temperature === undefined ? {} : { temperature: choice.temperature }),
       ...(choice.countTokens ? { countTokens: choice.countTokens } : {}),
@@ -187,6 +207,7 @@ export function createExperienceModel(
   }
   if (!outcomeJudge) return model;
   return new JudgedExperienceModel(model, outcomeJudge, {
+    ...(graded ? { reward: { mode: 'model' as const } } : {}),
     ...(adapter.goalCheck ? { goalCheck: (step) => adapter.goalCheck!(step) } : {}),
   });
 }

@@ -39,8 +39,8 @@ export class JudgedExperienceModel implements ExperienceModel {
    * @param base the model whose next states are kept.
    * @param judge the learned outcome judge.
    * @param options.reward the reward rule applied to the judged outcome (default: outcome
-   *   reward, 1 on the successful final step). In `model` mode the base model's reward is
-   *   kept on judged-successful final steps.
+   *   reward, 1 on the successful final step). In `model` mode (offline data with graded
+   *   endings) a judged failed ending earns the base model's reward: partial credit.
    * @param options.goalCheck the domain's goal check (`DomainAdapter.goalCheck`): `true` ends
    *   the step's episode with success, `false` refuses a success, `undefined` leaves the step
    *   to the judge.
@@ -96,8 +96,16 @@ export class JudgedExperienceModel implements ExperienceModel {
         : goal
           ? { done: true, success: true }
           : { done: verdict.done && !verdict.success, success: false };
+    // The base model's reward counts (in `model` mode) only where the judged episode ends in
+    // failure: the partial credit of a graded ending (a purchase matching some of the
+    // attributes). A judged success earns the success reward, and a step the judge does not
+    // end earns nothing, whatever the neighbours voted.
     const outcome = applyRewardRule(
-      { done: judged.done, success: judged.success, reward: prediction.reward },
+      {
+        done: judged.done,
+        success: judged.success,
+        ...(judged.done && !judged.success ? { reward: prediction.reward } : {}),
+      },
       this.rule,
     );
     return {

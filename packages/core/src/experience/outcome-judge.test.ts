@@ -464,4 +464,33 @@ describe('JudgedExperienceModel', () => {
     });
     expect(seen[0]!.history.map((step) => step.action)).toEqual(right);
   });
+
+  it('in model mode (graded endings), pays a judged failed ending its partial reward and nothing else the base model voted', async () => {
+    /** A judge stub: the verdict each test step asks for (the judge itself is tested above). */
+    const verdictOf = (done: boolean, success: boolean) =>
+      ({
+        refusal: undefined,
+        learn: () => {},
+        judge: () => ({ done, success, doneProbability: 0.5, successProbability: 0.5 }),
+      }) as unknown as OutcomeJudge;
+    const partial: ExperienceModel = {
+      id: 'partial',
+      predict: async () => ({
+        reasoning: 'a purchase matching some attributes',
+        observation: { text: 'You bought it.' },
+        reward: 0.4,
+        done: true,
+        success: false,
+      }),
+    };
+    const step = input([], 'buy item 1');
+    const graded = (done: boolean, success: boolean) =>
+      new JudgedExperienceModel(partial, verdictOf(done, success), { reward: { mode: 'model' } });
+    expect(await graded(true, false).predict(step)).toMatchObject({ reward: 0.4, done: true });
+    expect(await graded(true, true).predict(step)).toMatchObject({ reward: 1, success: true });
+    expect(await graded(false, false).predict(step)).toMatchObject({ reward: 0, done: false });
+    // The default outcome reward: a failed ending earns nothing.
+    const binary = new JudgedExperienceModel(partial, verdictOf(true, false));
+    expect(await binary.predict(step)).toMatchObject({ reward: 0, done: true, success: false });
+  });
 });
