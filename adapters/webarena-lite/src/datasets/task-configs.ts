@@ -234,7 +234,10 @@ export function webarenaTaskId(config: Pick<WebarenaConfig, 'task_id'>): string 
  * URL, login and evaluation spec the real connector needs (`meta.config`), with site
  * placeholders resolved for the sites given.
  */
-export function webarenaConfigToTask(located: LocatedConfig, sites: WebarenaSites = {}): Task {
+export function webarenaConfigToTask(
+  located: Pick<LocatedConfig, 'config' | 'file' | 'line'>,
+  sites: WebarenaSites = {},
+): Task {
   const config = resolvePlaceholdersDeep(located.config, sites);
   return {
     id: webarenaTaskId(config),
