@@ -143,7 +143,7 @@ const policy = await LlmPolicy.create({
   actionSelection: selection,
   parseAction: (text) => setup.adapter.parseAction(text),
   maxTokens: 32,
-  invalidActionPenalty: -0.1,
+  invalidAnswerPenalty: -0.1,
   trainer: {
     lora: {
       rank: number('lora-rank'),

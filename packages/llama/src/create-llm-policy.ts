@@ -43,6 +43,12 @@ export const LlmPolicyTrainerSettingsSchema = z.object({
   trainerDirectory: z.string().min(1).optional(),
 });
 
+/** Settings of earlier versions, and their names now. */
+const RENAMED_SETTINGS = [
+  ['invalidActionPenalty', 'invalidAnswerPenalty'],
+  ['invalidActionFallback', 'invalidAnswerFallback'],
+] as const;
+
 /** Options of {@link createLlmPolicy} (besides the adapter and callbacks). */
 export const LlmPolicyFactoryOptionsSchema = z.object({
   /** `local` (the embedded SmolLM2-135M-Instruct), a known model name, or a GGUF path. */
@@ -64,9 +70,9 @@ export const LlmPolicyFactoryOptionsSchema = z.object({
   /** Token limit of an answer. Default 64. */
   maxTokens: z.number().int().positive().default(64),
   /** Reward added for an invalid output (zero or negative). Default -0.1. */
-  invalidActionPenalty: z.number().max(0).default(-0.1),
+  invalidAnswerPenalty: z.number().max(0).default(-0.1),
   /** What an invalid output sends. Default `skip` (its text, which the environment rejects). */
-  invalidActionFallback: z.enum(['skip', 'first-candidate']).default('skip'),
+  invalidAnswerFallback: z.enum(['skip', 'first-candidate']).default('skip'),
   /** llama.cpp context size. Default 2048. */
   contextSize: z.number().int().min(256).default(2048),
   /** Decisions evaluated at once. Default 2. */
@@ -109,6 +115,16 @@ export async function createLlmPolicy(
   },
 ): Promise<LlmPolicy> {
   const { adapter, log, env, ...rest } = options;
+  // Renamed settings are refused by name, not ignored: the loop's `invalidActionPenalty` is
+  // the synthetic environment's, for actions outside the grammar.
+  for (const [old, now] of RENAMED_SETTINGS) {
+    if (old in rest) {
+      throw new ConfigError(
+        `LLM policy: ${old} is now ${now} (what an answer that is no valid action earns or sends); the loop's invalidActionPenalty is the synthetic environment's.`,
+        { field: old },
+      );
+    }
+  }
   const settings = parseOptions(LlmPolicyFactoryOptionsSchema, rest, 'LLM policy');
   const trainer = settings.trainer;
   if (trainer.exportType === 'lora' && trainer.mode === 'full') {
@@ -150,8 +166,8 @@ export async function createLlmPolicy(
       parseAction: (text) => adapter.parseAction(text),
       temperature: settings.temperature,
       maxTokens: settings.maxTokens,
-      invalidActionPenalty: settings.invalidActionPenalty,
-      invalidActionFallback: settings.invalidActionFallback,
+      invalidAnswerPenalty: settings.invalidAnswerPenalty,
+      invalidAnswerFallback: settings.invalidAnswerFallback,
       trainer: {
         mode: trainer.mode,
         ...(trainer.mode === 'lora'

@@ -2,7 +2,7 @@
  * How an `LlmPolicy` acts, in one of two ways:
  * - `generate` (default): the model writes its answer; the action is parsed with the answer
  *   format and the domain's grammar. Invalid outputs (no action, outside the grammar or the
- *   admissible list, cut by the token limit) are counted, get `invalidActionPenalty` (zero or
+ *   admissible list, cut by the token limit) are counted, get `invalidAnswerPenalty` (zero or
  *   negative, added to the step's reward) and the configured fallback action. log pi is the sum
  *   of the sampled tokens' log-probabilities, and each token's is kept for the update's
  *   token-level importance ratios.
@@ -171,14 +171,14 @@ export class LlmPolicyActor {
     base: { logprob?: number },
     info: Record<string, unknown>,
   ): PolicyDecision {
-    const fallback = this.options.invalidActionFallback ?? 'skip';
+    const fallback = this.options.invalidAnswerFallback ?? 'skip';
     let action = text;
     if (fallback === 'first-candidate' && candidates.length > 0) action = candidates[0]!;
     else if (typeof fallback === 'object') action = fallback.action;
     return {
       action,
       ...base,
-      rewardPenalty: this.options.invalidActionPenalty ?? -0.1,
+      rewardPenalty: this.options.invalidAnswerPenalty ?? -0.1,
       info: {
         ...info,
         invalidAction: true,

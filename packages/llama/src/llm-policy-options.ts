@@ -3,7 +3,7 @@
  * validation, its counters, and what it keeps of each decision for the update.
  */
 import { ConfigError, type SeededRandom } from '@dreamgym/core';
-import type { AgentPromptOptions, InvalidActionFallback } from '@dreamgym/core/policy';
+import type { AgentPromptOptions, InvalidAnswerFallback } from '@dreamgym/core/policy';
 import type { LlmRuntime } from './llm-runtime.js';
 import type { TorchTrainerBackendOptions } from './torch-trainer-backend.js';
 
@@ -88,9 +88,9 @@ export interface LlmPolicyOptions {
   /** Token limit of a generated answer. Default 64. */
   maxTokens?: number;
   /** Added to the step's reward when the output is invalid (<= 0). Default -0.1. */
-  invalidActionPenalty?: number;
+  invalidAnswerPenalty?: number;
   /** What to send when the output is invalid. Default `skip` (the raw text). */
-  invalidActionFallback?: InvalidActionFallback;
+  invalidAnswerFallback?: InvalidAnswerFallback;
   trainer?: LlmTrainerOptions;
   /** Folder for exported weights (created). */
   workDirectory: string;
@@ -152,11 +152,11 @@ function isNonPositive(value: number): boolean {
 
 /** Throws `ConfigError` for acting or trainer options out of range. */
 export function validateLlmPolicyOptions(options: LlmPolicyOptions): void {
-  const penalty = options.invalidActionPenalty ?? -0.1;
+  const penalty = options.invalidAnswerPenalty ?? -0.1;
   if (!isNonPositive(penalty)) {
     throw new ConfigError(
-      'invalidActionPenalty must be zero or negative (it is added to the reward).',
-      { field: 'invalidActionPenalty' },
+      'invalidAnswerPenalty must be zero or negative (it is added to the reward).',
+      { field: 'invalidAnswerPenalty' },
     );
   }
   const temperature = options.temperature ?? 1;

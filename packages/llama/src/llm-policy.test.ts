@@ -25,7 +25,7 @@ let created: Promise<LlmPolicy> | undefined;
 function sharedPolicy(): Promise<LlmPolicy> {
   created ??= (async () => {
     runtime = new CappedRuntime(await testRuntime());
-    return corridorLlmPolicy({ runtime, invalidActionPenalty: -0.25 });
+    return corridorLlmPolicy({ runtime, invalidAnswerPenalty: -0.25 });
   })();
   return created;
 }

@@ -228,7 +228,7 @@ describe('dreamgym model server (OpenAI-compatible, real model)', () => {
       agentInstructions: 'You play a text game. Choose one of the admissible actions.',
       temperature: 0,
       maxTokens: 48,
-      invalidActionFallback: 'first-candidate',
+      invalidAnswerFallback: 'first-candidate',
     });
     const task: Task = {
       id: 't1',

@@ -284,7 +284,7 @@ export async function selectModels(
             agentInstructions: adapter.prompts.agentInstructions,
             environmentDescription: adapter.prompts.environmentDescription,
             parseAction: (text) => adapter.parseAction(text),
-            invalidActionFallback: 'first-candidate',
+            invalidAnswerFallback: 'first-candidate',
           })
         : undefined;
     describe.push(

@@ -125,7 +125,7 @@ describe('ChatModelPolicy over real HTTP', () => {
     const skip = new ChatModelPolicy({
       model,
       agentInstructions: 'Act.',
-      invalidActionPenalty: -0.5,
+      invalidAnswerPenalty: -0.5,
     });
     const unparsable = await skip.act(observation, { task, history: [] });
     expect(unparsable.action).toBe('I am not sure what to do.');
@@ -148,21 +148,21 @@ describe('ChatModelPolicy over real HTTP', () => {
     const first = new ChatModelPolicy({
       model,
       agentInstructions: 'Act.',
-      invalidActionFallback: 'first-candidate',
+      invalidAnswerFallback: 'first-candidate',
     });
     expect((await first.act(observation, { task, history: [] })).action).toBe('go left');
     const fixed = new ChatModelPolicy({
       model,
       agentInstructions: 'Act.',
-      invalidActionFallback: { action: 'go right' },
+      invalidAnswerFallback: { action: 'go right' },
       parseAction: adapter.parseAction,
     });
     const grammar = await fixed.act(observation, { task, history: [] });
     expect(grammar.action).toBe('go right');
     expect(String(grammar.info!.invalidReason)).toContain('not a corridor action');
     expect(
-      () => new ChatModelPolicy({ model, agentInstructions: 'x', invalidActionPenalty: 1 }),
-    ).toThrow(/invalidActionPenalty/);
+      () => new ChatModelPolicy({ model, agentInstructions: 'x', invalidAnswerPenalty: 1 }),
+    ).toThrow(/invalidAnswerPenalty/);
   });
 
   it('solves a corridor in rollouts, and its exports keep the real prompts and outputs', async () => {

@@ -24,7 +24,7 @@ import {
  * - `first-candidate`: the first admissible action;
  * - `{ action }`: this configured default action.
  */
-export type InvalidActionFallback = 'skip' | 'first-candidate' | { action: string };
+export type InvalidAnswerFallback = 'skip' | 'first-candidate' | { action: string };
 
 /** Options of {@link ChatModelPolicy}; `answerFormat` defaults to `reasoned` here. */
 export interface ChatModelPolicyOptions extends AgentPromptOptions {
@@ -46,9 +46,9 @@ export interface ChatModelPolicyOptions extends AgentPromptOptions {
    */
   allowActionsOutsideCandidates?: boolean;
   /** Added to the step's reward when the output is invalid (<= 0). Default -0.1. */
-  invalidActionPenalty?: number;
+  invalidAnswerPenalty?: number;
   /** What to do with an invalid output. Default `skip`. */
-  invalidActionFallback?: InvalidActionFallback;
+  invalidAnswerFallback?: InvalidAnswerFallback;
   /** Identifies the policy. Default `chat:<model id>`. */
   id?: string;
 }
@@ -105,12 +105,12 @@ export class ChatModelPolicy implements Policy {
   };
 
   constructor(private readonly options: ChatModelPolicyOptions) {
-    const penalty = options.invalidActionPenalty ?? -0.1;
+    const penalty = options.invalidAnswerPenalty ?? -0.1;
     if (!(penalty <= 0) || !Number.isFinite(penalty)) {
       throw new ConfigError(
-        'invalidActionPenalty must be zero or negative (it is added to the reward).',
+        'invalidAnswerPenalty must be zero or negative (it is added to the reward).',
         {
-          field: 'invalidActionPenalty',
+          field: 'invalidAnswerPenalty',
         },
       );
     }
@@ -183,13 +183,13 @@ export class ChatModelPolicy implements Policy {
     info: Record<string, unknown>,
     reason: string,
   ): PolicyDecision {
-    const fallback = this.options.invalidActionFallback ?? 'skip';
+    const fallback = this.options.invalidAnswerFallback ?? 'skip';
     let action = text;
     if (fallback === 'first-candidate' && candidates.length > 0) action = candidates[0]!;
     else if (typeof fallback === 'object') action = fallback.action;
     return {
       action,
-      rewardPenalty: this.options.invalidActionPenalty ?? -0.1,
+      rewardPenalty: this.options.invalidAnswerPenalty ?? -0.1,
       info: {
         ...info,
         invalidAction: true,

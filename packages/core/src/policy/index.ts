@@ -17,7 +17,7 @@ export {
   ChatModelPolicy,
   type ChatModelPolicyOptions,
   type ChatModelPolicyStats,
-  type InvalidActionFallback,
+  type InvalidAnswerFallback,
   spanLogprob,
 } from './chat-model-policy.js';
 export {
