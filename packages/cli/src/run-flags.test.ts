@@ -2,9 +2,16 @@
  * The flags as the CLI reads them over the config file: the loop's configuration, and the
  * domain's set-up (the part `run.json` keeps).
  */
+import { DreamGymConfigSchema } from '@dreamgym/core';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import type { CommandIo } from './command-arguments.js';
-import { domainSetupFromFlags, loopConfigFromFlags } from './run-flags.js';
+import {
+  domainSetupFromFlags,
+  LOOP_FLAG_PATHS,
+  loopConfigFromFlags,
+  loopFlagSpecs,
+} from './run-flags.js';
 
 const io: CommandIo = {
   stdout: { write: () => true },
@@ -77,3 +84,44 @@ describe('loopConfigFromFlags', () => {
     );
   });
 });
+
+describe('the loop flags', () => {
+  /** The zod schema at `path` in the loop's configuration schema, or undefined. */
+  function schemaAt(path: readonly string[]): z.ZodType | undefined {
+    let node: z.ZodType = DreamGymConfigSchema;
+    for (const key of path) {
+      while (node instanceof z.ZodDefault || node instanceof z.ZodOptional)
+        node = node.unwrap() as z.ZodType;
+      if (!(node instanceof z.ZodObject)) return undefined;
+      node = (node.shape as Record<string, z.ZodType>)[key]!;
+      if (node === undefined) return undefined;
+    }
+    return node;
+  }
+
+  it("each set a field of the loop's configuration schema, with a value it accepts", () => {
+    for (const [name, path] of LOOP_FLAG_PATHS) {
+      const field = schemaAt(path);
+      expect(field, `--${name} sets ${path.join('.')}, which the schema lacks`).toBeDefined();
+      const given = loopConfigFromFlags(
+        { [name]: loopFlagSpecs([name])[name]!.type === 'boolean' ? true : sample(name) },
+        {},
+      );
+      // The configuration a flag gives parses, and holds what the flag set.
+      expect(() => DreamGymConfigSchema.parse(given), `--${name}`).not.toThrow();
+    }
+    expect(() => loopFlagSpecs(['no-such-flag'])).toThrow(/--no-such-flag is not a loop flag/);
+  });
+});
+
+/** A valid text for a loop value flag. */
+function sample(name: string): string {
+  const texts: Record<string, string> = {
+    algorithm: 'ppo',
+    lambda: '0.3',
+    'eval-env': 'both',
+    'eval-mode': 'both',
+    'warm-start': 'bc',
+  };
+  return texts[name] ?? '2';
+}

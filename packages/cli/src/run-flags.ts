@@ -90,6 +90,29 @@ const OFF_FLAGS: Record<string, readonly string[]> = {
   'no-write-back': ['replayWriteBack'],
 };
 
+/** Every flag that sets a field of the loop's configuration, and the field it sets. */
+export const LOOP_FLAG_PATHS: ReadonlyMap<string, readonly string[]> = new Map([
+  ...Object.entries(CONFIG_FLAGS).map(([name, flag]) => [name, flag.path] as const),
+  ...Object.entries(OFF_FLAGS),
+]);
+
+/**
+ * The parser specs of the loop flags `names` (all of them by default): a value flag takes a
+ * string, an ablation switch is a boolean. A command's flag list is taken from here, so a
+ * flag is declared once.
+ */
+export function loopFlagSpecs(
+  names: readonly string[] = [...LOOP_FLAG_PATHS.keys()],
+): Record<string, { type: 'string' } | { type: 'boolean' }> {
+  return Object.fromEntries(
+    names.map((name) => {
+      if (Object.hasOwn(CONFIG_FLAGS, name)) return [name, { type: 'string' as const }];
+      if (Object.hasOwn(OFF_FLAGS, name)) return [name, { type: 'boolean' as const }];
+      throw new Error(`--${name} is not a loop flag`);
+    }),
+  );
+}
+
 /**
  * Sets `path` in `target` (removes it for `undefined`), copying the objects on the way so the
  * input is left as it was.

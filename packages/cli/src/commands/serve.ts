@@ -43,7 +43,12 @@ import {
   readJsonFile,
 } from '../command-arguments.js';
 import { parseModelSelection } from '../model-flags.js';
-import { domainSetupFromFlags, loopConfigFromFlags, runFolderFlag } from '../run-flags.js';
+import {
+  domainSetupFromFlags,
+  loopConfigFromFlags,
+  loopFlagSpecs,
+  runFolderFlag,
+} from '../run-flags.js';
 
 const SERVE_USAGE = `Usage: dreamgym serve --domain NAME [options]
 
@@ -147,17 +152,19 @@ const SERVE_OPTIONS: FlagSpecs = {
   config: { type: 'string' },
   'run-dir': { type: 'string' },
   resume: { type: 'boolean' },
-  seed: { type: 'string' },
-  'tasks-per-iteration': { type: 'string' },
-  'rollouts-per-task': { type: 'string' },
-  'max-steps': { type: 'string' },
-  lambda: { type: 'string' },
-  k: { type: 'string' },
-  'checkpoint-every': { type: 'string' },
-  'no-curriculum': { type: 'boolean' },
-  'no-replay': { type: 'boolean' },
-  'no-history': { type: 'boolean' },
-  'no-write-back': { type: 'boolean' },
+  ...loopFlagSpecs([
+    'seed',
+    'tasks-per-iteration',
+    'rollouts-per-task',
+    'max-steps',
+    'lambda',
+    'k',
+    'checkpoint-every',
+    'no-curriculum',
+    'no-replay',
+    'no-history',
+    'no-write-back',
+  ]),
   'write-back-batch': { type: 'string' },
   'write-back-ms': { type: 'string' },
   'no-retrieval-cache': { type: 'boolean' },

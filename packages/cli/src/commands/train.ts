@@ -24,6 +24,7 @@ import {
 import { MODEL_SELECTION_FLAGS } from '../model-flags.js';
 import { preflightLine } from '../preflight-check.js';
 import { prepareRun } from '../prepare-run.js';
+import { loopFlagSpecs } from '../run-flags.js';
 
 const TRAIN_USAGE = `Usage: dreamgym train --domain NAME [options]
 
@@ -142,31 +143,33 @@ const TRAIN_OPTIONS: FlagSpecs = {
   extend: { type: 'boolean' },
   'no-baseline': { type: 'boolean' },
   force: { type: 'boolean' },
-  iterations: { type: 'string' },
-  seed: { type: 'string' },
-  algorithm: { type: 'string' },
-  'tasks-per-iteration': { type: 'string' },
-  'rollouts-per-task': { type: 'string' },
-  'max-steps': { type: 'string' },
-  lambda: { type: 'string' },
-  k: { type: 'string' },
-  concurrency: { type: 'string' },
-  'real-budget': { type: 'string' },
-  'eval-every': { type: 'string' },
-  'eval-env': { type: 'string' },
-  'eval-mode': { type: 'string' },
-  'gap-tasks': { type: 'string' },
-  'keep-best-on-real': { type: 'string' },
-  'warm-start': { type: 'string' },
+  ...loopFlagSpecs([
+    'iterations',
+    'seed',
+    'algorithm',
+    'tasks-per-iteration',
+    'rollouts-per-task',
+    'max-steps',
+    'lambda',
+    'k',
+    'concurrency',
+    'real-budget',
+    'eval-every',
+    'eval-env',
+    'eval-mode',
+    'gap-tasks',
+    'keep-best-on-real',
+    'warm-start',
+    'no-curriculum',
+    'no-retrieval',
+    'no-replay-write-back',
+    'no-history',
+  ]),
   ...MODEL_SELECTION_FLAGS,
   'policy-model': { type: 'string' },
   'policy-action': { type: 'string' },
   'policy-device': { type: 'string' },
   'policy-package': { type: 'string' },
-  'no-curriculum': { type: 'boolean' },
-  'no-retrieval': { type: 'boolean' },
-  'no-replay-write-back': { type: 'boolean' },
-  'no-history': { type: 'boolean' },
 };
 
 async function train(args: string[], io: CommandIo): Promise<number> {
