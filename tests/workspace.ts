@@ -64,11 +64,14 @@ export async function installPackedProject(
   extra: readonly string[] = [],
 ): Promise<string> {
   const project = await mkdtemp(join(tmpdir(), `dreamgym-${name}-`));
-  for (const directory of directories) {
-    await run('npm', ['pack', '--pack-destination', project], {
-      cwd: join(repositoryRoot, directory),
-    });
-  }
+  // Packed side by side: each `npm pack` is mostly npm starting up.
+  await Promise.all(
+    directories.map((directory) =>
+      run('npm', ['pack', '--pack-destination', project], {
+        cwd: join(repositoryRoot, directory),
+      }),
+    ),
+  );
   const tarballs = (await readdir(project)).filter((file) => file.endsWith('.tgz'));
   await writeFile(
     join(project, 'package.json'),

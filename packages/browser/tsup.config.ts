@@ -3,7 +3,8 @@ import { defineConfig } from 'tsup';
 export default defineConfig({
   entry: { index: 'src/index.ts' },
   format: ['esm', 'cjs'],
-  dts: true,
+  // Its public types use Node's (TypeScript 7 includes no @types package unless referred to).
+  dts: { banner: '/// <reference types="node" />' },
   clean: true,
   sourcemap: true,
   target: 'node20',
