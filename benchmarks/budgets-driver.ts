@@ -308,7 +308,7 @@ export async function runBudgets(domain: BudgetDomain, run: BudgetRun): Promise<
         maxSteps,
         greedy: true,
         random: new SeededRandom(seed + 1000),
-        concurrency: 8,
+        concurrency: config.concurrency ?? 8,
         realConcurrency: config.realConcurrency!,
         onProgress: ({ phase, done, total }) => {
           if (done === total || Date.now() - shown > 30_000) {

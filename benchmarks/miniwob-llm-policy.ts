@@ -117,6 +117,9 @@ export async function createMiniwobLlmPolicy(options: {
     baseURL: server.baseURL,
     model: 'smollm2-135m-instruct',
     modelPath: server.modelPath,
+    // On two cores shared with other work, a scoring request waits behind others in the
+    // server's queue: the default 2 minutes ended two smoke runs at load 18-24.
+    timeoutMs: 900_000,
   });
   return LlmPolicy.create({
     runtime,

@@ -94,6 +94,8 @@ const keep = join(run.resultsDirectory, 'miniwob-llm');
 const pointsDirectory = join(keep, 'points');
 const iterationsFile = join(keep, 'iterations.jsonl');
 const preflightFile = join(keep, 'preflight.json');
+/** The small-scale run the real budget was chosen from (written by hand from its journal). */
+const scaleFile = join(root, 'benchmarks', 'results', 'miniwob-llm', 'scale-measurement.json');
 const bcSettingsFile = resolve(
   values['bc-settings'] ?? join(root, 'benchmarks', 'results', 'miniwob-llm', 'bc-settings.json'),
 );
@@ -154,7 +156,8 @@ function baseConfig(seed: number) {
     ...config,
     tasksPerIteration,
     rolloutsPerTask: rollouts,
-    concurrency: 4,
+    // As many episodes at once as the model server evaluates requests.
+    concurrency: 2,
     trainer: { ...config.trainer, epochs: 1, maxGradNorm: 1 },
     simToReal: { ...config.simToReal!, tasksPerIteration, rolloutsPerTask: rollouts },
     checkpointEvery: 1,
@@ -166,7 +169,7 @@ const DECISIONS = [
   `Behaviour cloning (start): learning rate ${chosen.learningRate}, ${BEHAVIOUR_CLONING.epochs} epochs, mini-batches of ${BEHAVIOUR_CLONING.miniBatchSize}, chosen by miniwob-llm-bc-settings.ts on training instances only (validation NLL on the exploration successes of training seeds 5..29: ${chosen.from.toFixed(3)} -> ${chosen.validationNegativeLogLikelihood.toFixed(3)}); the start clones for exactly that many epochs (no early stopping on a share of its 41 steps).`,
   `RL learning rate ${RL_LEARNING_RATE} (a tenth of the cloning rate, fixed before any result, not tuned), 1 epoch per iteration, gradient norm clipped at 1.`,
   `Iterations of ${tasksPerIteration} tasks x ${rollouts} rollouts in both real-env GRPO and DreamGym (the linear experiment's DreamGym played 16 x 4): each update sees as many episodes in either environment, and acting is the CPU's largest cost.`,
-  `Real budget: marks ${run.marks.join(', ')} real transitions (the last is real-env GRPO's budget; the issue asks at least 3K), S2R ${run.s2rBudget} (a fifth), chosen from the seconds per iteration measured at a small scale (smokeMeasurement).`,
+  `Real budget: marks ${run.marks.join(', ')} real transitions (the last is real-env GRPO's budget; the issue asks at least 3K), S2R ${run.s2rBudget} (a fifth), chosen from the seconds per iteration measured at a small scale (scaleMeasurement).`,
   'Experience model: the embedded default as dreamgym train builds it (retrieval, world memory, learned outcome judge with action refusal), built afresh per condition; pre-flight in miniwob-llm/preflight.json.',
   'Seeds: one LLM policy (one model server, one torch worker) serves every condition and seed, loading each start state; a seed sets behaviour cloning\u2019s order, the rollouts\u2019 sampling and the curriculum.',
 ];
@@ -377,6 +380,9 @@ const llmDomain: BudgetDomain = {
           },
         ]),
       ),
+      scaleMeasurement: existsSync(scaleFile)
+        ? JSON.parse(await readFile(scaleFile, 'utf8'))
+        : null,
       cloning: await cloningRecords(),
       adapters: await adapters(),
     };
@@ -415,6 +421,17 @@ const llmDomain: BudgetDomain = {
         );
       });
     }
+    // A progress line every two minutes, whatever the phase (a real iteration runs for minutes
+    // with no line of the loop's own).
+    let shown = policy.stats();
+    const heartbeat = setInterval(() => {
+      const now = policy.stats();
+      log(
+        `llm policy, last 2 min: ${now.decisions - shown.decisions} decisions, acting ${(now.actSeconds - shown.actSeconds).toFixed(0)} s, update ${(now.updateSeconds - shown.updateSeconds).toFixed(0)} s, ${now.updates - shown.updates} updates (load ${loadavg()[0].toFixed(1)})`,
+      );
+      shown = now;
+    }, 120_000);
+    heartbeat.unref();
     const baseState = join(run.scratch, 'base-state');
     if (!existsSync(join(baseState, 'trainer.json'))) await policy.saveState(baseState);
     await mkdir(keep, { recursive: true });
