@@ -427,7 +427,7 @@ const llmDomain: BudgetDomain = {
     const heartbeat = setInterval(() => {
       const now = policy.stats();
       log(
-        `llm policy, last 2 min: ${now.decisions - shown.decisions} decisions, acting ${(now.actSeconds - shown.actSeconds).toFixed(0)} s, update ${(now.updateSeconds - shown.updateSeconds).toFixed(0)} s, ${now.updates - shown.updates} updates (load ${loadavg()[0].toFixed(1)})`,
+        `llm policy, last 2 min: ${now.decisions - shown.decisions} decisions, acting ${(now.actSeconds - shown.actSeconds).toFixed(0)} s, update ${(now.updateSeconds - shown.updateSeconds).toFixed(0)} s, ${now.updates - shown.updates} updates (load ${loadavg()[0]!.toFixed(1)})`,
       );
       shown = now;
     }, 120_000);
