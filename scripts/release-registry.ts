@@ -4,7 +4,7 @@
  * versioned and published with changesets to Verdaccio on 127.0.0.1; then, per adapter, a
  * fresh consumer outside the workspace installs it alone and runs its README example; the
  * core README quick start runs in another consumer after `dreamgym doctor --fix --only faiss`;
- * a second release bumps the fixed group and the first consumer upgrades.
+ * a second release (a core minor) bumps the fixed group and the first consumer upgrades.
  *
  * Usage: npx tsx scripts/release-registry.ts [--ref REF] [--no-build] [--keep] [--out DIR]
  *   --ref REF    release the repository at a git ref (default: the working tree)
@@ -70,8 +70,8 @@ const consumerSide = formatTranscript(result.transcript, (entry) =>
   entry.cwd.includes('/consumers/'),
 );
 console.log(consumerSide);
-console.log(`first release:  ${JSON.stringify(result.first)}`);
-console.log(`second release: ${JSON.stringify(result.second)}`);
+console.log(`first release:  ${JSON.stringify(result.first.versions)}`);
+console.log(`second release: ${JSON.stringify(result.second.versions)}`);
 for (const consumer of result.consumers) {
   console.log(
     `${consumer.package}: installed alone in ${consumer.installSeconds.toFixed(1)} s (${JSON.stringify(consumer.installed)}); README example ran`,

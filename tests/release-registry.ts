@@ -81,6 +81,14 @@ export class Shell {
   }
 }
 
+/** The author and committer of the release copy's commits. */
+const releaseAuthor = {
+  GIT_AUTHOR_NAME: 'release',
+  GIT_AUTHOR_EMAIL: 'release@example.invalid',
+  GIT_COMMITTER_NAME: 'release',
+  GIT_COMMITTER_EMAIL: 'release@example.invalid',
+};
+
 async function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();
@@ -227,7 +235,7 @@ export function registryEnvironment(registry: Registry, home: string): NodeJS.Pr
 export async function prepareReleaseCopy(
   target: string,
   shell: Shell,
-  options: { withDist: boolean; ref?: string; only?: readonly string[] },
+  options: { withDist: boolean; ref?: string },
 ): Promise<string> {
   await mkdir(target, { recursive: true });
   if (options.ref) {
@@ -258,41 +266,6 @@ export async function prepareReleaseCopy(
       }),
     );
   }
-  if (options.only) {
-    // A smaller release: the other packages are private in the copy, so changesets neither
-    // versions nor publishes them.
-    for (const pkg of publicPackages()) {
-      if (options.only.includes(pkg.name)) continue;
-      const manifestPath = join(
-        target,
-        pkg.directory.slice(repositoryRoot.length + 1),
-        'package.json',
-      );
-      const manifest = JSON.parse(await readFile(manifestPath, 'utf8'));
-      await writeFile(manifestPath, `${JSON.stringify({ ...manifest, private: true }, null, 2)}\n`);
-    }
-    // changesets refuses a changeset naming both released and private packages: keep the
-    // released packages' lines, drop changesets left with none.
-    const changesets = join(target, '.changeset');
-    for (const file of readdirSync(changesets).filter(
-      (name) => name.endsWith('.md') && name !== 'README.md',
-    )) {
-      const text = await readFile(join(changesets, file), 'utf8');
-      const match = /^---\n([\s\S]*?)\n---\n/.exec(text);
-      if (!match) continue;
-      const kept = match[1]!
-        .split('\n')
-        .filter((line) =>
-          options.only!.some((name) => line.includes(`'${name}'`) || line.includes(`"${name}"`)),
-        );
-      if (kept.length === 0) await rm(join(changesets, file));
-      else
-        await writeFile(
-          join(changesets, file),
-          `---\n${kept.join('\n')}\n---\n${text.slice(match[0].length)}`,
-        );
-    }
-  }
   await mkdir(join(target, 'node_modules/@dreamgym'), { recursive: true });
   for (const entry of readdirSync(join(repositoryRoot, 'node_modules'))) {
     if (entry === '@dreamgym' || entry === '.bin' || entry === '.package-lock.json') continue;
@@ -309,15 +282,7 @@ export async function prepareReleaseCopy(
       await cp(join(pkg.directory, 'dist'), join(target, relative, 'dist'), { recursive: true });
     }
   }
-  const git = {
-    cwd: target,
-    env: {
-      GIT_AUTHOR_NAME: 'release',
-      GIT_AUTHOR_EMAIL: 'release@example.invalid',
-      GIT_COMMITTER_NAME: 'release',
-      GIT_COMMITTER_EMAIL: 'release@example.invalid',
-    },
-  };
+  const git = { cwd: target, env: releaseAuthor };
   await shell.run('git', ['init', '-q', '-b', 'main'], git);
   await shell.run('git', ['add', '-A'], git);
   await shell.run('git', ['commit', '-q', '-m', 'release copy'], git);
@@ -366,17 +331,32 @@ export function releasedVersions(copy: string): Record<string, string> {
   );
 }
 
+/** What one release left: the versions on the registry and what a maintainer sees after it. */
+export interface Release {
+  /** The version of every public package, read back as the registry's `latest`. */
+  versions: Record<string, string>;
+  /** Each published manifest's `peerDependencies` on `@dreamgym/*` packages, from the registry. */
+  peerRanges: Record<string, Record<string, string>>;
+  /** What `changeset publish` printed (npm's warnings included). */
+  publishOutput: string;
+  /** `git status --porcelain` after the release commit: empty when the commit holds everything. */
+  statusAfterCommit: string;
+  /** The git tags of the copy after `changeset publish`. */
+  tags: string[];
+}
+
 /**
- * One release: `changeset version` (consumes `.changeset/*.md`, bumps the fixed group),
- * optionally a build of every public package, then `changeset publish` to the registry.
- * Returns the versions published (read back from the registry).
+ * One release, as docs/releasing.md cuts it: `changeset version` (consumes `.changeset/*.md`,
+ * bumps the fixed group, writes each CHANGELOG.md), optionally a build of every public
+ * package, `git add --all` and the release commit, then `changeset publish` to the registry
+ * (which tags each published package in git).
  */
 export async function release(
   copy: string,
   registry: Registry,
   shell: Shell,
   options: { build: boolean; home: string },
-): Promise<Record<string, string>> {
+): Promise<Release> {
   const env = registryEnvironment(registry, options.home);
   await shell.run('npx', ['changeset', 'version'], { cwd: copy, env });
   if (options.build) {
@@ -389,30 +369,37 @@ export async function release(
       });
     }
   }
-  await shell.run('git', ['commit', '-q', '-a', '-m', 'version packages'], {
+  await shell.run('git', ['add', '--all'], { cwd: copy });
+  await shell.run('git', ['commit', '-q', '-m', 'Version packages'], {
     cwd: copy,
-    env: {
-      GIT_AUTHOR_NAME: 'release',
-      GIT_AUTHOR_EMAIL: 'release@example.invalid',
-      GIT_COMMITTER_NAME: 'release',
-      GIT_COMMITTER_EMAIL: 'release@example.invalid',
-    },
+    env: releaseAuthor,
   });
-  await shell.run('npx', ['changeset', 'publish'], { cwd: copy, env });
+  const statusAfterCommit = await shell.run('git', ['status', '--porcelain'], { cwd: copy });
+  const publishOutput = await shell.run('npx', ['changeset', 'publish'], { cwd: copy, env });
+  const tags = (await shell.run('git', ['tag', '--list'], { cwd: copy }))
+    .split('\n')
+    .filter(Boolean);
   const versions = releasedVersions(copy);
+  const peerRanges: Record<string, Record<string, string>> = {};
   for (const [name, version] of Object.entries(versions)) {
     const response = await fetch(`${registry.url}/${name.replace('/', '%2f')}`);
     const packument = (await response.json()) as {
-      versions?: Record<string, unknown>;
+      versions?: Record<string, { peerDependencies?: Record<string, string> }>;
       'dist-tags'?: Record<string, string>;
     };
-    if (!packument.versions?.[version] || packument['dist-tags']?.latest !== version) {
+    const manifest = packument.versions?.[version];
+    if (!manifest || packument['dist-tags']?.latest !== version) {
       throw new Error(
         `${name}@${version} is not the latest version on ${registry.url} after changeset publish`,
       );
     }
+    peerRanges[name] = Object.fromEntries(
+      Object.entries(manifest.peerDependencies ?? {}).filter(([peer]) =>
+        peer.startsWith('@dreamgym/'),
+      ),
+    );
   }
-  return versions;
+  return { versions, peerRanges, publishOutput, statusAfterCommit, tags };
 }
 
 /** A consumer project outside the workspace whose npm sees only the local registry. */
@@ -519,10 +506,15 @@ export interface ReleaseCheckOptions {
   build: boolean;
   /** Release the repository at this git ref (default: the working tree). */
   ref?: string;
-  /** Release only these packages (default every public package). */
-  only?: readonly string[];
-  /** Packages each installed alone in a fresh consumer, whose README example then runs. */
+  /** Packages each installed alone in a fresh consumer after the first release. */
   consumers: string[];
+  /** The consumers whose README example then runs (default: every consumer). */
+  examples?: readonly string[];
+  /**
+   * Consumers whose README example runs without the runtime its README asks for (no
+   * `consumerSetup`): it must fail, and what it printed is recorded as `exampleError`.
+   */
+  runtimeMissing?: readonly string[];
   /**
    * Commands run in a package's consumer after its install and before its example, as that
    * package's README asks of a user (a Python package, say).
@@ -541,15 +533,27 @@ export interface ConsumerResult {
   package: string;
   installed: Record<string, string>;
   installSeconds: number;
-  exampleOutput: string;
+  /** What the README example printed, when it ran and passed. */
+  exampleOutput?: string;
+  /** What the README example printed when it failed (a `runtimeMissing` consumer). */
+  exampleError?: string;
+}
+
+/** A package's CHANGELOG.md after both releases. */
+export interface Changelog {
+  /** Whether the release commits hold it (`git ls-files`). */
+  tracked: boolean;
+  /** Its `## <version>` headings, newest first. */
+  versions: string[];
 }
 
 export interface ReleaseCheckResult {
   scratch: string;
   registry: string;
-  first: Record<string, string>;
-  second: Record<string, string>;
+  first: Release;
+  second: Release;
   consumers: ConsumerResult[];
+  changelogs: Record<string, Changelog>;
   quickStart?: { before: number; after: number; doctor: string };
   upgrade: {
     package: string;
@@ -573,7 +577,11 @@ export function installedDreamgym(consumer: string): Record<string, string> {
   );
 }
 
-/** The whole release check; throws on the first thing that does not work. */
+/**
+ * The whole release check; throws on the first thing that does not work. Two releases of
+ * every public package: the first consumes the repository's changesets, the second one
+ * `minor` changeset on `@dreamgym/core` (the fixed group moves every package with it).
+ */
 export async function runReleaseCheck(options: ReleaseCheckOptions): Promise<ReleaseCheckResult> {
   const started = performance.now();
   const log = options.log ?? (() => {});
@@ -590,46 +598,60 @@ export async function runReleaseCheck(options: ReleaseCheckOptions): Promise<Rel
     const copy = await prepareReleaseCopy(join(scratch, 'repository'), shell, {
       withDist: !options.build,
       ...(options.ref ? { ref: options.ref } : {}),
-      ...(options.only ? { only: options.only } : {}),
     });
     const first = await release(copy, registry, shell, { build: options.build, home });
-    log(`first release: ${JSON.stringify(first)}`);
+    log(`first release: ${JSON.stringify(first.versions)}`);
     const directoryOf = (name: string) => {
       const pkg = publicPackages().find((p) => p.name === name);
       if (!pkg) throw new Error(`${name} is not a public package of this repository.`);
       return join(copy, pkg.directory.slice(repositoryRoot.length + 1));
     };
-    const consumers: ConsumerResult[] = [];
-    for (const name of options.consumers) {
-      const consumer = await createConsumer(
-        join(scratch, 'consumers', name.replace('@dreamgym/', '')),
-        registry,
-      );
-      const before = shell.transcript.length;
-      await consumerInstall(consumer, registry, [name], shell);
-      const installSeconds = shell.transcript[before]!.seconds;
-      const installed = installedDreamgym(consumer);
-      if (
-        installed[name] !== first[name] ||
-        installed['@dreamgym/core'] !== first['@dreamgym/core']
-      ) {
-        throw new Error(
-          `npm install ${name} installed ${JSON.stringify(installed)}, expected ${name}@${first[name]} with @dreamgym/core@${first['@dreamgym/core']}`,
+    // Each adapter in its own bare folder, installed and run side by side (npm mostly waits on
+    // the registry: on two cores the four installs take half the time they take in turn).
+    const consumers = await Promise.all(
+      options.consumers.map(async (name): Promise<ConsumerResult> => {
+        const consumer = await createConsumer(
+          join(scratch, 'consumers', name.replace('@dreamgym/', '')),
+          registry,
         );
-      }
-      for (const [command, ...args] of options.consumerSetup?.[name] ?? []) {
-        await shell.run(command, args, { cwd: consumer });
-      }
-      const example = await readmeExample(directoryOf(name));
-      const exampleOutput = await runReadmeExample(
-        consumer,
-        example.code,
-        'example',
-        shell,
-        options.exampleEnv,
-      );
-      consumers.push({ package: name, installed, installSeconds, exampleOutput });
-    }
+        const installStarted = performance.now();
+        await consumerInstall(consumer, registry, [name], shell);
+        const installSeconds = (performance.now() - installStarted) / 1000;
+        const installed = installedDreamgym(consumer);
+        if (
+          installed[name] !== first.versions[name] ||
+          installed['@dreamgym/core'] !== first.versions['@dreamgym/core']
+        ) {
+          throw new Error(
+            `npm install ${name} installed ${JSON.stringify(installed)}, expected ${name}@${first.versions[name]} with @dreamgym/core@${first.versions['@dreamgym/core']}`,
+          );
+        }
+        const result: ConsumerResult = { package: name, installed, installSeconds };
+        if (options.examples && !options.examples.includes(name)) return result;
+        for (const [command, ...args] of options.consumerSetup?.[name] ?? []) {
+          await shell.run(command, args, { cwd: consumer });
+        }
+        const example = await readmeExample(directoryOf(name));
+        const running = runReadmeExample(
+          consumer,
+          example.code,
+          'example',
+          shell,
+          options.exampleEnv,
+        );
+        if (options.runtimeMissing?.includes(name)) {
+          result.exampleError = await running.then(
+            (output) => {
+              throw new Error(`${name}'s README example ran without its runtime:\n${output}`);
+            },
+            (error: Error) => error.message,
+          );
+        } else {
+          result.exampleOutput = await running;
+        }
+        return result;
+      }),
+    );
     let quickStart: ReleaseCheckResult['quickStart'];
     if (options.quickStart) {
       const consumer = await createConsumer(join(scratch, 'consumers', 'quickstart'), registry);
@@ -639,11 +661,9 @@ export async function runReleaseCheck(options: ReleaseCheckOptions): Promise<Rel
         ['@dreamgym/core', '@dreamgym/cli', 'vitest'],
         shell,
       );
-      const doctor = await shell
-        .run('npx', ['dreamgym', 'doctor', '--fix', '--only', 'faiss'], { cwd: consumer })
-        .catch((error: Error) => {
-          throw error;
-        });
+      const doctor = await shell.run('npx', ['dreamgym', 'doctor', '--fix', '--only', 'faiss'], {
+        cwd: consumer,
+      });
       const readme = await readFile(join(directoryOf('@dreamgym/core'), 'README.md'), 'utf8');
       const [code] = codeBlocks(readme, '## Quick start', 'js');
       await writeFile(join(consumer, 'quickstart.mjs'), code!);
@@ -653,26 +673,40 @@ export async function runReleaseCheck(options: ReleaseCheckOptions): Promise<Rel
       });
       quickStart = { ...quickStartSuccess(output), doctor };
     }
-    // The second release: one patch changeset; the fixed group moves every package together.
+    // The second release: one minor changeset on core; the fixed group moves every package.
     await addChangeset(
       copy,
       'second-release',
-      { '@dreamgym/core': 'patch' },
-      'A patch release to check upgrades.',
+      { '@dreamgym/core': 'minor' },
+      'A minor release of core, to check that the fixed group moves together and stays in 0.x.',
     );
-    await shell.run('git', ['add', '-A'], { cwd: copy });
     const second = await release(copy, registry, shell, { build: false, home });
-    log(`second release: ${JSON.stringify(second)}`);
+    log(`second release: ${JSON.stringify(second.versions)}`);
+    const changelogs: Record<string, Changelog> = {};
+    const tracked = new Set(
+      (await shell.run('git', ['ls-files'], { cwd: copy })).split('\n').filter(Boolean),
+    );
+    for (const name of Object.keys(second.versions)) {
+      const relativeChangelog = join(relative(copy, directoryOf(name)), 'CHANGELOG.md');
+      const text = existsSync(join(copy, relativeChangelog))
+        ? await readFile(join(copy, relativeChangelog), 'utf8')
+        : '';
+      changelogs[name] = {
+        tracked: tracked.has(relativeChangelog),
+        versions: [...text.matchAll(/^## (\S+)$/gm)].map((match) => match[1]!),
+      };
+    }
+    // A 0.x minor may break, so `npm update` stays within the installed minor: the user moves
+    // the adapter and its peer core to the new release together (docs/releasing.md).
     const upgraded = options.consumers[0]!;
     const consumer = join(scratch, 'consumers', upgraded.replace('@dreamgym/', ''));
     const before = installedDreamgym(consumer);
-    await shell.run('npm', ['update', '--no-audit', '--no-fund'], {
-      cwd: consumer,
-      env: {
-        npm_config_cache: join(releaseCheckCache(), 'npm-cache'),
-        npm_config_userconfig: join(consumer, '.npmrc'),
-      },
-    });
+    await consumerInstall(
+      consumer,
+      registry,
+      [`${upgraded}@latest`, '@dreamgym/core@latest'],
+      shell,
+    );
     const after = installedDreamgym(consumer);
     const exampleOutput = await shell.run('node', ['example.mjs'], {
       cwd: consumer,
@@ -684,6 +718,7 @@ export async function runReleaseCheck(options: ReleaseCheckOptions): Promise<Rel
       first,
       second,
       consumers,
+      changelogs,
       ...(quickStart ? { quickStart } : {}),
       upgrade: { package: upgraded, before, after, exampleOutput },
       transcript: shell.transcript,

@@ -17,7 +17,11 @@ it('release:dry packs every public package at one new version without touching t
         .map((p) => p.name)
         .sort(),
     );
-    expect(new Set(packed.map((match) => match[2])).size).toBe(1);
+    const versions = new Set(packed.map((match) => match[2]));
+    expect(versions.size).toBe(1);
+    // Before 1.0 a release stays in 0.x: no changeset is `major`, and the peer dependents of a
+    // bumped package are not bumped a major while its new version is inside their peer range.
+    expect([...versions][0]).toMatch(/^0\.\d+\.\d+$/);
     const tarballs = await readdir(out);
     expect(tarballs).toHaveLength(publicPackages().length);
     // Each holds its build, ESM and CommonJS (built in the scratch copy, or restored there from
