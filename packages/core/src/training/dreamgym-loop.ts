@@ -14,7 +14,6 @@
  * `run({ resume: true })` after a crash continues exactly as an uninterrupted run of the
  * same seed would.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DomainAdapter } from '../adapter.js';
 import { Curriculum } from '../curriculum/curriculum.js';
@@ -29,19 +28,17 @@ import type { Environment } from '../mdp/environment.js';
 import { readJsonl } from '../mdp/jsonl.js';
 import type { Task, Trajectory } from '../mdp/schemas.js';
 import type { TrainablePolicy } from '../policy/policy.js';
-import { type RandomState, SeededRandom } from '../random/seeded-random.js';
 import type { ReplayBuffer } from '../replay/replay-buffer.js';
 import { EnvironmentPool } from '../rollout/environment-pool.js';
 import { type Rollout, rolloutToTrajectory, rolloutToTransitions } from '../rollout/rollout.js';
 import { type BehaviourCloningResult, warmStartByCloning } from './behaviour-cloning.js';
 import { CheckpointSelection, type CheckpointSelectionResult } from './checkpoint-selection.js';
-import { CheckpointStore, type LoadedCheckpoint } from './checkpoint-store.js';
+import type { LoadedCheckpoint } from './checkpoint-store.js';
 import {
   type DreamGymConfig,
   type DreamGymConfigInput,
   parseDreamGymConfig,
 } from './dreamgym-config.js';
-import { appendExperience, replayExperience, truncateLines } from './experience-log.js';
 import { LinearValueFunction } from './linear-value-function.js';
 import { LoopEvaluation, type StartEvaluation } from './loop-evaluation.js';
 import {
@@ -50,13 +47,13 @@ import {
   checkpointFolder,
   type RunState,
   saveRunCheckpoint,
-  stableHash,
   valueFunctionFromCheckpoint,
 } from './loop-state.js';
 import { createLoopTrainer, rewardGroups } from './loop-trainer.js';
 import { type IterationMetrics, IterationMetricsSchema } from './metrics.js';
 import type { PolicyGradientTrainer, UpdateMetrics } from './policy-gradient-trainer.js';
 import { extendRun } from './run-extension.js';
+import { RunLedger } from './run-ledger.js';
 import {
   BudgetedEnvironment,
   estimatedIterations,
@@ -137,17 +134,15 @@ export interface DreamGymResult {
 }
 
 /** The state a run starts its iterations from: restored from a checkpoint, or new. */
-type OpenedRun = Pick<
-  RunState,
-  'counters' | 'valueFunction' | 'reference' | 'curriculum' | 'metrics'
-> & { warmStart?: BehaviourCloningResult };
+type OpenedRun = Pick<RunState, 'valueFunction' | 'reference' | 'curriculum' | 'metrics'> & {
+  warmStart?: BehaviourCloningResult;
+};
 
 /** The DreamGym training loop. */
 export class DreamGymLoop {
   readonly config: DreamGymConfig;
   readonly runDirectory: string;
   private readonly components: DreamGymComponents;
-  private readonly checkpoints: CheckpointStore;
   private readonly log: (message: string) => void;
   private readonly evaluation: LoopEvaluation;
   private readonly selection: CheckpointSelection | undefined;
@@ -184,7 +179,6 @@ export class DreamGymLoop {
         { field: 'warmStart.behaviourCloning' },
       );
     }
-    this.checkpoints = new CheckpointStore(join(runDirectory, 'checkpoints'));
     this.log = components.log ?? (() => {});
     this.evaluation = new LoopEvaluation({
       config: this.config,
@@ -206,7 +200,7 @@ export class DreamGymLoop {
 
   /** Name of the latest checkpoint in a run folder, or undefined for a new run. */
   static latestCheckpoint(runDirectory: string): Promise<string | undefined> {
-    return new CheckpointStore(join(runDirectory, 'checkpoints')).latestName();
+    return RunLedger.store(runDirectory).latestName();
   }
 
   private get files() {
@@ -230,20 +224,44 @@ export class DreamGymLoop {
     options: { resume?: boolean; extend?: boolean; signal?: AbortSignal } = {},
   ): Promise<DreamGymResult> {
     const { config, components } = this;
-    await mkdir(this.runDirectory, { recursive: true });
-    const checkpoint = await this.checkpoints.load();
-    if (checkpoint && !options.resume) {
-      throw new CheckpointError(
-        `${this.runDirectory} already holds a run (checkpoint ${checkpoint.name}). Pass --resume to continue it, or choose another --run-dir.`,
-        { path: this.runDirectory },
-      );
-    }
-    const extend = options.extend === true;
-    const opened = checkpoint ? await this.restore(checkpoint, extend) : await this.begin(options);
-    const { counters, warmStart } = opened;
+    const { ledger, checkpoint } = await RunLedger.open(
+      {
+        runDirectory: this.runDirectory,
+        holds: 'a run',
+        configFile: 'config.json',
+        counters: CountersSchema,
+        logs: { 'metrics.jsonl': 'metricsLines' },
+      },
+      {
+        resume: options.resume === true,
+        settings: config,
+        config,
+        seed: config.seed,
+        counters: { phase: 'synthetic', metricsLines: 0 },
+        replayBuffer: components.replayBuffer,
+        // With `extend`, the configuration may raise the run's iterations and real-transition
+        // budget (`run-extension.ts`).
+        onConfigChange: async (counters) => {
+          if (options.extend !== true) {
+            throw new CheckpointError(
+              `The checkpoint in ${this.runDirectory} was written with a different configuration. Resume with the run's config.json, extend it to more iterations or a larger real-transition budget (run({ resume: true, extend: true }), dreamgym train --resume --extend), or start a new --run-dir.`,
+              { path: this.runDirectory },
+            );
+          }
+          await extendRun(this.files.config, config, counters, this.runDirectory, this.log);
+        },
+      },
+    );
+    const opened = checkpoint
+      ? await this.restore(checkpoint, ledger)
+      : await this.begin(ledger, options);
+    const { counters, random } = ledger;
+    const { warmStart } = opened;
     const state: RunState = {
       ...opened,
-      random: SeededRandom.fromState(counters.random as RandomState),
+      ledger,
+      counters,
+      random,
       policy: components.policy,
       synthetic: new EnvironmentPool(() => this.createSyntheticEnvironment()),
       real: components.realEnvironment
@@ -303,25 +321,15 @@ export class DreamGymLoop {
 
   /** Saves the run's checkpoint of its current iteration, with the selection's parts. */
   private saveCheckpoint(state: RunState, name?: string): Promise<void> {
-    return saveRunCheckpoint(this.checkpoints, state, this.selection?.checkpointParts(), name);
+    return saveRunCheckpoint(state, this.selection?.checkpointParts(), name);
   }
 
-  /**
-   * The state a checkpoint holds; the logs are cut back to what it covers. With `extend`, the
-   * configuration may raise the run's iterations and real-transition budget (`run-extension.ts`).
-   */
-  private async restore(checkpoint: LoadedCheckpoint, extend: boolean): Promise<OpenedRun> {
+  /** The state a checkpoint holds (the ledger has cut the logs back to it and replayed them). */
+  private async restore(
+    checkpoint: LoadedCheckpoint,
+    ledger: RunLedger<Counters>,
+  ): Promise<OpenedRun> {
     const { components } = this;
-    const counters = CountersSchema.parse(checkpoint.json('counters'));
-    if (counters.configHash !== stableHash(this.config)) {
-      if (!extend) {
-        throw new CheckpointError(
-          `The checkpoint in ${this.runDirectory} was written with a different configuration. Resume with the run's config.json, extend it to more iterations or a larger real-transition budget (run({ resume: true, extend: true }), dreamgym train --resume --extend), or start a new --run-dir.`,
-          { path: this.runDirectory },
-        );
-      }
-      await extendRun(this.files.config, this.config, counters, this.runDirectory, this.log);
-    }
     await components.policy.loadState(checkpointFolder(checkpoint, 'policy', this.runDirectory));
     await this.selection?.restore(checkpoint, components.policy, this.runDirectory);
     const valueFunction = checkpoint.parts().includes('value-header')
@@ -338,25 +346,21 @@ export class DreamGymLoop {
       config: this.config.curriculum,
       source: `checkpoint ${checkpoint.name}`,
     });
-    await truncateLines(this.files.metrics, counters.metricsLines);
-    await truncateLines(this.files.experience, counters.experienceLines);
     const metrics: IterationMetrics[] = [];
     for await (const record of readJsonl(this.files.metrics, IterationMetricsSchema))
       metrics.push(record);
-    await replayExperience(this.files.experience, components.replayBuffer);
     this.log(
-      `resumed ${this.runDirectory} from checkpoint ${checkpoint.name} (iteration ${counters.iteration})`,
+      `resumed ${this.runDirectory} from checkpoint ${checkpoint.name} (iteration ${ledger.counters.iteration})`,
     );
-    return { counters, valueFunction, reference, curriculum, metrics };
+    return { valueFunction, reference, curriculum, metrics };
   }
 
   /** A new run: its files, the warm start, and RL's starting state. */
-  private async begin(options: { signal?: AbortSignal }): Promise<OpenedRun> {
+  private async begin(
+    ledger: RunLedger<Counters>,
+    options: { signal?: AbortSignal },
+  ): Promise<OpenedRun> {
     const { config, components } = this;
-    const random = new SeededRandom(config.seed);
-    await writeFileAtomic(this.files.config, `${JSON.stringify(config, null, 2)}\n`);
-    await writeFile(this.files.metrics, '');
-    await writeFile(this.files.experience, '');
     const warmStart = config.warmStart.behaviourCloning
       ? await warmStartByCloning({
           policy: components.policy,
@@ -364,7 +368,7 @@ export class DreamGymLoop {
           candidateActions: (observation, history) =>
             components.adapter.candidateActions(observation, history),
           config: config.warmStart.behaviourCloning,
-          random: random.fork('behaviour-cloning'),
+          random: ledger.random.fork('behaviour-cloning'),
           log: this.log,
           file: this.files.warmStart,
           ...(options.signal ? { signal: options.signal } : {}),
@@ -374,16 +378,6 @@ export class DreamGymLoop {
     // loaded) but not from the moments of the optimiser that produced them.
     await components.policy.resetOptimizer();
     return {
-      counters: {
-        iteration: 0,
-        phase: 'synthetic',
-        realTransitions: 0,
-        syntheticTransitions: 0,
-        experienceLines: 0,
-        metricsLines: 0,
-        random: random.getState(),
-        configHash: stableHash(config),
-      },
       valueFunction: config.algorithm === 'ppo' ? new LinearValueFunction() : undefined,
       reference:
         (config.trainer.loss.klCoefficient ?? 0) > 0
@@ -422,7 +416,7 @@ export class DreamGymLoop {
         ...(signal ? { signal } : {}),
       });
       counters.syntheticTransitions += update.steps;
-      if (config.replayWriteBack) await this.addExperience(rollouts, 'synthetic', counters);
+      if (config.replayWriteBack) await this.addExperience(rollouts, 'synthetic', state.ledger);
       curriculum.observe(rewardGroups(rollouts), counters.iteration);
       const growth = await curriculum.grow(
         counters.iteration,
@@ -479,7 +473,7 @@ export class DreamGymLoop {
       counters.realTransitions = budget.spent;
       if (budget.spent === spentBefore) break;
       if (config.simToReal.addToBuffer) {
-        await this.addExperience(rollouts, 'real', counters);
+        await this.addExperience(rollouts, 'real', state.ledger);
         // The experience model co-evolves with the policy: its real episodes teach it.
         components.experienceModel.learn?.(
           rollouts.map((rollout) => rolloutToTrajectory(rollout, 'real')),
@@ -514,17 +508,17 @@ export class DreamGymLoop {
   private async addExperience(
     rollouts: readonly Rollout[],
     source: 'synthetic' | 'real',
-    counters: Counters,
+    ledger: RunLedger<Counters>,
   ): Promise<void> {
+    const { iteration } = ledger.counters;
     const transitions = rollouts.flatMap((rollout) =>
       rolloutToTransitions(rollout, source, {
-        trajectoryId: `${source}:${counters.iteration}:${rollout.id}`,
-        policyVersion: counters.iteration,
+        trajectoryId: ledger.trajectoryId(source, rollout.id),
+        policyVersion: iteration,
       }),
     );
     if (transitions.length === 0) return;
-    await appendExperience(this.files.experience, counters.iteration, transitions);
-    counters.experienceLines += transitions.length;
+    await ledger.appendExperience(transitions.map((transition) => ({ iteration, transition })));
     await this.components.replayBuffer.add(transitions);
   }
 
@@ -582,8 +576,7 @@ export class DreamGymLoop {
       ...(gap ? { syntheticToRealGap: gap } : {}),
       seconds: (performance.now() - started) / 1000,
     });
-    await writeFile(this.files.metrics, `${JSON.stringify(record)}\n`, { flag: 'a' });
-    counters.metricsLines += 1;
+    await state.ledger.appendLines('metrics.jsonl', [JSON.stringify(record)]);
     counters.iteration += 1;
     state.metrics.push(record);
     const stalled = stalledUpdateWarning(state.metrics);

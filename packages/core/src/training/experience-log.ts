@@ -4,7 +4,7 @@
  * lines of each belong to it; on resume the logs are cut back to that and the experience is
  * re-added to a fresh buffer, so the buffer is exactly what an uninterrupted run would hold.
  */
-import { appendFile, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { CheckpointError } from '../errors.js';
 import { writeFileAtomic } from '../files/atomic-write.js';
@@ -27,19 +27,6 @@ export function experienceText(records: readonly ExperienceRecord[]): string {
   return records
     .map(({ iteration, transition }) => `${JSON.stringify({ iteration, transition })}\n`)
     .join('');
-}
-
-/** Appends one iteration's transitions to the experience log (the loop's; `RunLedger.appendExperience` counts the lines too). */
-export async function appendExperience(
-  file: string,
-  iteration: number,
-  transitions: readonly Transition[],
-): Promise<void> {
-  if (transitions.length === 0) return;
-  await appendFile(
-    file,
-    experienceText(transitions.map((transition) => ({ iteration, transition }))),
-  );
 }
 
 /**

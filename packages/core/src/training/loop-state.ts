@@ -12,31 +12,23 @@ import type { TrainablePolicy } from '../policy/policy.js';
 import type { SeededRandom } from '../random/seeded-random.js';
 import type { ReplayBuffer } from '../replay/replay-buffer.js';
 import type { EnvironmentPool } from '../rollout/environment-pool.js';
-import {
-  type CheckpointFolders,
-  CheckpointStore,
-  type LoadedCheckpoint,
-} from './checkpoint-store.js';
+import type { CheckpointFolders, LoadedCheckpoint } from './checkpoint-store.js';
 import { replayExperience } from './experience-log.js';
 import { LinearValueFunction, type LinearValueFunctionState } from './linear-value-function.js';
 import type { IterationMetrics } from './metrics.js';
+import { LedgerCountersSchema, RunLedger } from './run-ledger.js';
 
-export const CountersSchema = z.object({
-  /** Iterations finished (synthetic and real). */
-  iteration: z.number().int().nonnegative(),
+/** The loop's counters: every run's (`RunLedger`), its phase and the lines of `metrics.jsonl`. */
+export const CountersSchema = LedgerCountersSchema.extend({
   phase: z.enum(['synthetic', 'real']),
-  realTransitions: z.number().int().nonnegative(),
-  syntheticTransitions: z.number().int().nonnegative(),
-  /** Lines of `experience.jsonl` and `metrics.jsonl` that belong to this checkpoint. */
-  experienceLines: z.number().int().nonnegative(),
   metricsLines: z.number().int().nonnegative(),
-  random: z.tuple([z.number(), z.number(), z.number(), z.number()]),
-  configHash: z.string(),
 });
 export type Counters = z.infer<typeof CountersSchema>;
 
 /** Everything one `run` works with. */
 export interface RunState {
+  /** The run folder: counters, logs, checkpoints (`counters` and `random` are its). */
+  ledger: RunLedger<Counters>;
   counters: Counters;
   random: SeededRandom;
   policy: TrainablePolicy;
@@ -49,17 +41,6 @@ export interface RunState {
   real: EnvironmentPool | undefined;
   /** Planned iterations, for progress. */
   totalIterations: number;
-}
-
-/** A short hash of a JSON value: a resumed run must have the configuration it started with. */
-export function stableHash(value: unknown): string {
-  let hash = 0x811c9dc5;
-  const text = JSON.stringify(value);
-  for (let index = 0; index < text.length; index += 1) {
-    hash ^= text.charCodeAt(index);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash.toString(16).padStart(8, '0');
 }
 
 function bytesOf(array: Float32Array): Uint8Array {
@@ -113,21 +94,15 @@ export function checkpointFolder(
  * name), with `extra` parts and part folders (the checkpoint selection's).
  */
 export async function saveRunCheckpoint(
-  store: CheckpointStore,
   state: RunState,
   extra: { parts: Record<string, unknown>; folders: CheckpointFolders } = {
     parts: {},
     folders: {},
   },
-  name = `iteration-${String(state.counters.iteration).padStart(6, '0')}`,
+  name?: string,
 ): Promise<void> {
-  const { counters, random, policy, valueFunction, reference, curriculum } = state;
-  counters.random = random.getState();
-  const parts: Record<string, unknown> = {
-    counters,
-    curriculum: curriculum.toJSON(),
-    ...extra.parts,
-  };
+  const { ledger, policy, valueFunction, reference, curriculum } = state;
+  const parts: Record<string, unknown> = { curriculum: curriculum.toJSON(), ...extra.parts };
   if (valueFunction) {
     const { weights, adamM, adamV, ...header } = valueFunction.exportState();
     Object.assign(parts, {
@@ -137,11 +112,15 @@ export async function saveRunCheckpoint(
       'value-adam-v': bytesOf(adamV),
     });
   }
-  await store.save(name, parts, {
-    policy: (folder) => policy.saveState(folder),
-    ...(reference ? { reference: (folder: string) => reference.saveState(folder) } : {}),
-    ...extra.folders,
-  });
+  await ledger.save(
+    parts,
+    {
+      policy: (folder) => policy.saveState(folder),
+      ...(reference ? { reference: (folder: string) => reference.saveState(folder) } : {}),
+      ...extra.folders,
+    },
+    name,
+  );
 }
 
 /**
@@ -156,7 +135,7 @@ export async function loadRunPolicy(
   policy: TrainablePolicy,
   options: { replayBuffer?: ReplayBuffer } = {},
 ): Promise<{ checkpoint: string; experienceTransitions: number }> {
-  const checkpoint = await new CheckpointStore(join(runDirectory, 'checkpoints')).load();
+  const checkpoint = await RunLedger.store(runDirectory).load();
   if (!checkpoint) {
     throw new CheckpointError(
       `${runDirectory} holds no checkpoint. Pass the --run-dir of a \`dreamgym train\` run that finished at least one iteration.`,

@@ -15,7 +15,8 @@ import {
   type DreamGymConfigInput,
   parseDreamGymConfig,
 } from './dreamgym-config.js';
-import { type Counters, stableHash } from './loop-state.js';
+import type { Counters } from './loop-state.js';
+import { stableHash } from './run-ledger.js';
 
 /** The fields an extension may raise; every other field must be what the run started with. */
 const EXTENDABLE = ['iterations', 'simToReal.realTransitionBudget'] as const;

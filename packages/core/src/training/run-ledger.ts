@@ -35,10 +35,6 @@ import {
   replayExperience,
   truncateLines,
 } from './experience-log.js';
-import { stableHash } from './loop-state.js';
-
-// The loop's module holds it until the loop keeps its folder through the ledger.
-export { stableHash };
 
 /** The counters of every run's checkpoints; an owner extends the schema with its own. */
 export const LedgerCountersSchema = z.object({
@@ -90,6 +86,17 @@ export interface RunLedgerOpenOptions<C extends LedgerCounters> {
    * the change (setting `counters.configHash`) or throw its own error.
    */
   onConfigChange?: (counters: C, checkpoint: LoadedCheckpoint) => Promise<void> | void;
+}
+
+/** A short hash of a JSON value: a resumed run must have the configuration it started with. */
+export function stableHash(value: unknown): string {
+  let hash = 0x811c9dc5;
+  const text = JSON.stringify(value);
+  for (let index = 0; index < text.length; index += 1) {
+    hash ^= text.charCodeAt(index);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash.toString(16).padStart(8, '0');
 }
 
 /**
