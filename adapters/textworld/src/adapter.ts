@@ -10,6 +10,7 @@ import { buildTextworldDataset } from './datasets/build-dataset.js';
 import { TEXTWORLD_DOMAIN, textworldTaskLoader } from './datasets/tasks.js';
 import { textworldTrajectoryLoader } from './datasets/trajectories.js';
 import { textworldExperienceHints } from './experience-hints.js';
+import { textworldGoalCheck } from './goal-check.js';
 import { mutateTextworldTask } from './mutate-task.js';
 import { textworldPrompts } from './prompts.js';
 import { connectTextworldReal } from './real/connect.js';
@@ -77,6 +78,7 @@ export function createTextworldAdapter(options: TextworldAdapterOptions = {}): T
     // The engine runs locally (the adapter starts it): evaluate for real on the valid games.
     defaults: { evaluationSplit: 'valid', evaluationEnvironment: 'real' },
     experienceHints: textworldExperienceHints,
+    goalCheck: textworldGoalCheck,
     mutateTask: mutateTextworldTask,
     connectReal: (realOptions: TextworldRealOptionsInput = {}) =>
       connectTextworldReal({
