@@ -12,6 +12,7 @@ import {
 } from '../errors.js';
 import type { Environment } from '../mdp/environment.js';
 import type { Observation, Step, StepResult, Task } from '../mdp/schemas.js';
+import { candidateActionsAt } from '../policy/policy.js';
 import type {
   RetrievalFilter,
   ScoredTransition,
@@ -227,7 +228,10 @@ export class SyntheticEnvironment implements Environment {
 
   private withActions(observation: Observation, history: readonly Step[]): Observation {
     if (observation.actions !== undefined && observation.actions.length > 0) return observation;
-    return { ...observation, actions: this.adapter.candidateActions(observation, history) };
+    const actions = candidateActionsAt(observation, history, (state, steps) =>
+      this.adapter.candidateActions(state, steps),
+    );
+    return { ...observation, actions: [...actions] };
   }
 
   private filter(): RetrievalFilter {

@@ -51,13 +51,27 @@ export interface Policy {
   act(observation: Observation, context: PolicyContext): Promise<PolicyDecision>;
 }
 
+/**
+ * The one rule for the actions an agent chooses from at `observation`: the state's own list
+ * where it has one, else what `propose` (the adapter's `candidateActions`) proposes from the
+ * state and the episode so far. Rollouts, behaviour cloning and the synthetic environment all
+ * ask here.
+ */
+export function candidateActionsAt(
+  observation: Observation,
+  history: readonly Step[],
+  propose: ((observation: Observation, history: readonly Step[]) => string[]) | undefined,
+): readonly string[] {
+  if (observation.actions && observation.actions.length > 0) return observation.actions;
+  return propose?.(observation, history) ?? [];
+}
+
 /** The actions a policy chooses from at `observation`: its own list, else the caller's candidates. */
 export function candidateActionsOf(
   observation: Observation,
   candidates: readonly string[] | undefined,
 ): readonly string[] {
-  if (observation.actions && observation.actions.length > 0) return observation.actions;
-  return candidates ?? [];
+  return candidateActionsAt(observation, [], () => [...(candidates ?? [])]);
 }
 
 /**

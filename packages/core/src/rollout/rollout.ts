@@ -15,7 +15,7 @@ import type {
   Transition,
 } from '../mdp/schemas.js';
 import { trajectoryToTransitions } from '../mdp/transitions.js';
-import { candidateActionsOf, type Policy } from '../policy/policy.js';
+import { candidateActionsAt, type Policy } from '../policy/policy.js';
 import type { SeededRandom } from '../random/seeded-random.js';
 
 /** One step of a rollout. */
@@ -252,12 +252,7 @@ export class RolloutCollector {
     let budgetExhausted = false;
     while (!done && steps.length < this.options.maxSteps) {
       const candidates = [
-        ...candidateActionsOf(
-          observation,
-          observation.actions && observation.actions.length > 0
-            ? undefined
-            : this.options.candidateActions?.(observation, history),
-        ),
+        ...candidateActionsAt(observation, history, this.options.candidateActions),
       ];
       const actStarted = performance.now();
       const decision = await policy.act(observation, {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { writeFileAtomic } from '../files/atomic-write.js';
 import type { Observation, Step, Trajectory } from '../mdp/schemas.js';
-import type { PolicySample, TrainablePolicy } from '../policy/policy.js';
+import { candidateActionsAt, type PolicySample, type TrainablePolicy } from '../policy/policy.js';
 import type { SeededRandom } from '../random/seeded-random.js';
 import type { BehaviourCloningConfig } from './dreamgym-config.js';
 
@@ -64,10 +64,7 @@ export function demonstrationSamples(
     if (!trajectory.success) continue;
     const history: Step[] = [];
     for (const step of trajectory.steps) {
-      const listed =
-        step.observation.actions && step.observation.actions.length > 0
-          ? step.observation.actions
-          : (candidateActions?.(step.observation, history) ?? []);
+      const listed = candidateActionsAt(step.observation, history, candidateActions);
       const candidates = listed.includes(step.action) ? [...listed] : [...listed, step.action];
       samples.push({
         task: trajectory.task,
