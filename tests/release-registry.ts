@@ -337,8 +337,12 @@ export interface Release {
   versions: Record<string, string>;
   /** Each published manifest's `peerDependencies` on `@dreamgym/*` packages, from the registry. */
   peerRanges: Record<string, Record<string, string>>;
-  /** What `changeset publish` printed (npm's warnings included). */
-  publishOutput: string;
+  /**
+   * npm's warnings on publishing each package that has a `bin` (`npm publish --dry-run`:
+   * `changeset publish` shows npm's output only when a publish fails). npm drops or rewrites
+   * a `bin` entry it finds invalid, with a warning.
+   */
+  binPublishWarnings: Record<string, string[]>;
   /** `git status --porcelain` after the release commit: empty when the commit holds everything. */
   statusAfterCommit: string;
   /** The git tags of the copy after `changeset publish`. */
@@ -375,7 +379,14 @@ export async function release(
     env: releaseAuthor,
   });
   const statusAfterCommit = await shell.run('git', ['status', '--porcelain'], { cwd: copy });
-  const publishOutput = await shell.run('npx', ['changeset', 'publish'], { cwd: copy, env });
+  const binPublishWarnings: Record<string, string[]> = {};
+  for (const pkg of publicPackages()) {
+    const directory = join(copy, pkg.directory.slice(repositoryRoot.length + 1));
+    if (!JSON.parse(readFileSync(join(directory, 'package.json'), 'utf8')).bin) continue;
+    const output = await shell.run('npm', ['publish', '--dry-run'], { cwd: directory, env });
+    binPublishWarnings[pkg.name] = output.split('\n').filter((line) => /^npm warn/i.test(line));
+  }
+  await shell.run('npx', ['changeset', 'publish'], { cwd: copy, env });
   const tags = (await shell.run('git', ['tag', '--list'], { cwd: copy }))
     .split('\n')
     .filter(Boolean);
@@ -399,7 +410,7 @@ export async function release(
       ),
     );
   }
-  return { versions, peerRanges, publishOutput, statusAfterCommit, tags };
+  return { versions, peerRanges, binPublishWarnings, statusAfterCommit, tags };
 }
 
 /** A consumer project outside the workspace whose npm sees only the local registry. */
