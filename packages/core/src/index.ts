@@ -8,7 +8,7 @@
  * a subpath entry named after its folder:
  * - `@dreamgym/core/mdp`         JSONL I/O and the rest of the schemas
  * - `@dreamgym/core/models`      chat, embedding and scoring models (OpenAI-compatible clients)
- * - `@dreamgym/core/policy`      policies (`ChatModelPolicy`, prompts, features, Adam, the PPO loss)
+ * - `@dreamgym/core/policy`      policies (`ChatModelPolicy`, the agent prompt and its answer format)
  * - `@dreamgym/core/replay`      the replay buffer's options, index and retrieval types
  * - `@dreamgym/core/rollout`     rollout collection and environment pools
  * - `@dreamgym/core/experience`  experience models, prompts, formats, world memory, the judge's parts
@@ -30,7 +30,9 @@ export type {
   DomainPrompts,
   ParsedAction,
 } from './adapter.js';
-export { Curriculum, MutationTaskGenerator, type TaskGenerator } from './curriculum/index.js';
+export { Curriculum } from './curriculum/curriculum.js';
+export { MutationTaskGenerator } from './curriculum/mutation-task-generator.js';
+export type { TaskGenerator } from './curriculum/task-generator.js';
 export {
   ActionParseError,
   BudgetExhaustedError,
@@ -52,24 +54,19 @@ export {
   type RecordLocation,
   TrainerBackendError,
 } from './errors.js';
+export { type EvaluationMetrics, wilsonInterval95 } from './eval/evaluation-metrics.js';
+export { measureOnPolicyFidelity } from './eval/on-policy-fidelity.js';
+export { evaluatePolicy } from './eval/policy-evaluation.js';
+export type { ExperienceModel } from './experience/experience-model.js';
+export { JudgedExperienceModel } from './experience/judged-experience-model.js';
+export { OutcomeJudge } from './experience/outcome-judge.js';
+export { RetrievalExperienceModel } from './experience/retrieval-experience-model.js';
+export { SyntheticEnvironment } from './experience/synthetic-environment.js';
+export type { Environment } from './mdp/environment.js';
+export { readJsonl, writeJsonl } from './mdp/jsonl.js';
 export {
-  type EvaluationMetrics,
-  evaluatePolicy,
-  measureOnPolicyFidelity,
-  wilsonInterval95,
-} from './eval/index.js';
-export {
-  type ExperienceModel,
-  JudgedExperienceModel,
-  OutcomeJudge,
-  RetrievalExperienceModel,
-  SyntheticEnvironment,
-} from './experience/index.js';
-export {
-  type Environment,
   type Observation,
   ObservationSchema,
-  readJsonl,
   type Step,
   type StepResult,
   StepResultSchema,
@@ -81,32 +78,33 @@ export {
   TrajectorySchema,
   type Transition,
   TransitionSchema,
-  trajectoryToTransitions,
-  writeJsonl,
-} from './mdp/index.js';
-export { type EmbeddingModel, HashingEmbedder } from './models/index.js';
+} from './mdp/schemas.js';
+export { trajectoryToTransitions } from './mdp/transitions.js';
+export type { EmbeddingModel } from './models/embedding-model.js';
+export { HashingEmbedder } from './models/hashing-embedder.js';
 export { parseOptions } from './parse-options.js';
-export {
-  LinearSoftmaxPolicy,
-  type Policy,
-  type PolicyContext,
-  type PolicyDecision,
-  type TrainablePolicy,
-} from './policy/index.js';
+export { LinearSoftmaxPolicy } from './policy/linear-softmax-policy.js';
+export type {
+  Policy,
+  PolicyContext,
+  PolicyDecision,
+  TrainablePolicy,
+} from './policy/policy.js';
 export { type RandomState, SeededRandom } from './random/seeded-random.js';
-export { ReplayBuffer, type ReplayBufferOptions } from './replay/index.js';
+export { ReplayBuffer, type ReplayBufferOptions } from './replay/replay-buffer.js';
 export {
   createLinearSoftmaxPolicy,
-  type DreamGymComponents,
   type DreamGymConfig,
   type DreamGymConfigInput,
   DreamGymConfigSchema,
+  parseDreamGymConfig,
+} from './training/dreamgym-config.js';
+export {
+  type DreamGymComponents,
   DreamGymLoop,
   type DreamGymLoopOptions,
   type DreamGymResult,
-  type IterationMetrics,
   loadRunPolicy,
-  parseDreamGymConfig,
-  stalledUpdateWarning,
-  syntheticEnvironmentFromConfig,
-} from './training/index.js';
+} from './training/dreamgym-loop.js';
+export type { IterationMetrics } from './training/metrics.js';
+export { syntheticEnvironmentFromConfig } from './training/synthetic-environment-from-config.js';

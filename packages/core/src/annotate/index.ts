@@ -5,7 +5,6 @@ export {
   type ReasoningTrace,
   ReasoningTraceSchema,
   readReasoningTraces,
-  transitionKey,
 } from './reasoning-annotator.js';
 export {
   type ExperienceSftExample,
@@ -14,8 +13,3 @@ export {
   exportExperienceSft,
   type SftExportCounts,
 } from './sft-export.js';
-export {
-  buildTeacherPrompt,
-  type TeacherPromptOptions,
-  teacherOutputSchema,
-} from './teacher-prompt.js';

@@ -1,11 +1,4 @@
-export {
-  type EvaluationMetrics,
-  type EvaluationMetricsInput,
-  EvaluationMetricsSchema,
-  type SyntheticToRealGap,
-  SyntheticToRealGapSchema,
-  wilsonInterval95,
-} from './evaluation-metrics.js';
+export { type SyntheticToRealGap, wilsonInterval95 } from './evaluation-metrics.js';
 export {
   type DisagreementKind,
   type EvaluateExperienceModelOptions,
@@ -14,25 +7,19 @@ export {
   type FidelityReport,
   type StepDisagreement,
 } from './experience-fidelity.js';
-export {
-  measureOnPolicyFidelity,
-  type OnPolicyEpisodePair,
-  type OnPolicyFidelityOptions,
-  type OnPolicyFidelityPhase,
-  type OnPolicyFidelityProgress,
-  type OnPolicyFidelityReport,
-  type ReplayDisagreement,
-  type SuccessEstimate,
-  type SyntheticSuccessPrecision,
-  type SyntheticSuccessReplay,
+export type {
+  OnPolicyEpisodePair,
+  OnPolicyFidelityOptions,
+  OnPolicyFidelityPhase,
+  OnPolicyFidelityProgress,
+  OnPolicyFidelityReport,
+  ReplayDisagreement,
+  SuccessEstimate,
+  SyntheticSuccessPrecision,
+  SyntheticSuccessReplay,
 } from './on-policy-fidelity.js';
+export type { PolicyEvaluation, PolicyEvaluationOptions } from './policy-evaluation.js';
 export {
-  evaluatePolicy,
-  type PolicyEvaluation,
-  type PolicyEvaluationOptions,
-} from './policy-evaluation.js';
-export {
-  DEFAULT_PREFLIGHT_THRESHOLDS,
   formatPreflight,
   type OfflinePreflight,
   type OnPolicyPreflight,
@@ -42,4 +29,4 @@ export {
   preflightOffline,
   preflightVerdict,
 } from './preflight.js';
-export { exactMatch, normalizeStateText, textTokens, tokenF1 } from './text-similarity.js';
+export { exactMatch, tokenF1 } from './text-similarity.js';

@@ -20,7 +20,6 @@ export type {
 } from './offline-data.js';
 export {
   type ExperienceSource,
-  ExperienceSourceSchema,
   type Observation,
   ObservationSchema,
   type Step,

@@ -17,15 +17,9 @@ export {
   type ScoreRequest,
   type ScoreResponse,
 } from './continuation-scorer.js';
-export type { EmbeddingModel } from './embedding-model.js';
-export {
-  HashingEmbedder,
-  type HashingEmbedderOptions,
-  HashingEmbedderOptionsSchema,
-} from './hashing-embedder.js';
+export type { HashingEmbedderOptions } from './hashing-embedder.js';
 export type { ModelClientDependencies } from './model-transport.js';
 export {
-  isResponseFormatRejection,
   OpenAICompatibleChatModel,
   type ResponseJsonSchema,
   toResponseJsonSchema,
@@ -34,19 +28,13 @@ export {
   type EmbeddingModelStats,
   OpenAICompatibleEmbeddingModel,
 } from './openai-compatible-embedding-model.js';
-export {
-  type OpenAICompatibleChatModelOptions,
-  OpenAICompatibleChatModelOptionsSchema,
-  type OpenAICompatibleClientOptions,
-  OpenAICompatibleClientOptionsSchema,
-  type OpenAICompatibleEmbeddingModelOptions,
-  OpenAICompatibleEmbeddingModelOptionsSchema,
-  type StructuredOutputMode,
-  StructuredOutputModeSchema,
+export type {
+  OpenAICompatibleChatModelOptions,
+  OpenAICompatibleClientOptions,
+  OpenAICompatibleEmbeddingModelOptions,
+  StructuredOutputMode,
 } from './openai-compatible-options.js';
 export {
-  continuationTokens,
   OpenAICompatibleScorer,
   type OpenAICompatibleScorerOptions,
-  OpenAICompatibleScorerOptionsSchema,
 } from './openai-compatible-scorer.js';

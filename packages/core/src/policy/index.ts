@@ -1,9 +1,11 @@
 /**
- * Policies: the `Policy` contract, the embedded `LinearSoftmaxPolicy` and the LLM-backed
- * `ChatModelPolicy`. The trainable LLM policy (`LlmPolicy`) is `@dreamgym/llama`'s.
+ * Policies beyond the root entry's `Policy` contract and embedded `LinearSoftmaxPolicy`
+ * (import those from `@dreamgym/core`): the LLM-backed `ChatModelPolicy`, the agent prompt and
+ * its answer format, the update types. The trainable LLM policy (`LlmPolicy`) is
+ * `@dreamgym/llama`'s.
  */
 
-export { type AdamConfig, AdamOptimizer, type AdamOptions, resolveAdamOptions } from './adam.js';
+export type { AdamOptions } from './adam.js';
 export {
   type AgentAnswerFormat,
   type AgentPromptOptions,
@@ -18,27 +20,18 @@ export {
   type ChatModelPolicyOptions,
   type ChatModelPolicyStats,
   type InvalidAnswerFallback,
-  spanLogprob,
 } from './chat-model-policy.js';
-export {
-  LinearSoftmaxPolicy,
-  type LinearSoftmaxPolicyHeader,
-  type LinearSoftmaxPolicyOptions,
-  type LinearSoftmaxPolicyState,
-  type PreparedDecision,
+export type {
+  LinearSoftmaxPolicyOptions,
+  LinearSoftmaxPolicyState,
 } from './linear-softmax-policy.js';
 export {
   candidateActionsOf,
   type ImitationMetrics,
   type ImitationOptions,
   isTrainablePolicy,
-  type Policy,
-  type PolicyContext,
-  type PolicyDecision,
   type PolicySample,
   type PolicyUpdateBatch,
   type PolicyUpdateMetrics,
   type PolicyUpdateOptions,
-  type TrainablePolicy,
 } from './policy.js';
-export { entropyOf, logSoftmax, softmaxLogitGradient } from './softmax.js';

@@ -1,29 +1,12 @@
-export {
-  FAISS_BUILD_HELP,
-  faissBindingExtended,
-  loadFaiss,
-  type VectorIndexConfig,
-} from './faiss-index.js';
+export { loadFaiss, type VectorIndexConfig } from './faiss-index.js';
 export type { RecallMeasurement } from './index-tuning.js';
-export {
-  combinePhi,
-  DEFAULT_PHI_WEIGHTS,
-  embedPhi,
-  type PhiInput,
-  type PhiWeights,
-  phiTexts,
-} from './phi.js';
-export {
-  type ReplayAddResult,
-  ReplayBuffer,
-  type ReplayBufferOpenOptions,
-  type ReplayBufferOptions,
-  ReplayBufferOptionsSchema,
-  type ReplayBufferStats,
-  type ReplayIndexOptions,
-  ReplayIndexOptionsSchema,
+export type { PhiWeights } from './phi.js';
+export type {
+  ReplayAddResult,
+  ReplayBufferOpenOptions,
+  ReplayBufferStats,
+  ReplayIndexOptions,
 } from './replay-buffer.js';
-export { type ReplayLogEntry, ReplayLogEntrySchema } from './replay-log.js';
 export type {
   RetrievalFilter,
   RetrievalQuery,

@@ -11,5 +11,4 @@ export {
   type RolloutCollectorOptions,
   type RolloutStep,
   rolloutToTrajectory,
-  rolloutToTransitions,
 } from './rollout.js';

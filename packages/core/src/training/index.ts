@@ -6,20 +6,14 @@
 export {
   clippedSurrogate,
   k3KlDivergence,
-  type PpoLossConfig,
   type PpoLossOptions,
-  type PpoStepInput,
-  type PpoStepLoss,
   ppoStepLoss,
   resolvePpoLossOptions,
-  type SurrogateTerm,
 } from '../policy/ppo-loss.js';
 export {
   broadcastToSteps,
   discountedReturns,
   drGrpoAdvantages,
-  type GaeInput,
-  type GroupNormalizationOptions,
   gaeAdvantages,
   groupNormalizedAdvantages,
   grpoAdvantages,
@@ -40,26 +34,10 @@ export {
   CheckpointStore,
   type LoadedCheckpoint,
 } from './checkpoint-store.js';
-export {
-  type BehaviourCloningConfig,
-  BehaviourCloningConfigSchema,
-  createLinearSoftmaxPolicy,
-  type DreamGymConfig,
-  type DreamGymConfigInput,
-  DreamGymConfigSchema,
-  parseDreamGymConfig,
-} from './dreamgym-config.js';
-export {
-  type DreamGymComponents,
-  DreamGymLoop,
-  type DreamGymLoopOptions,
-  type DreamGymResult,
-  loadRunPolicy,
-} from './dreamgym-loop.js';
+export { type BehaviourCloningConfig, BehaviourCloningConfigSchema } from './dreamgym-config.js';
 export {
   type ArtTrajectoryGroupRecord,
   ArtTrajectoryGroupRecordSchema,
-  ArtTrajectorySchema,
   type ExportOptions,
   exportArt,
   exportTrl,
@@ -79,16 +57,11 @@ export {
   type LinearValueFunctionState,
 } from './linear-value-function.js';
 export type { StartEvaluation } from './loop-evaluation.js';
-export {
-  type IterationMetrics,
-  type IterationMetricsInput,
-  IterationMetricsSchema,
-} from './metrics.js';
+export { IterationMetricsSchema } from './metrics.js';
 export {
   type AdvantageEstimate,
   PolicyGradientTrainer,
   type PolicyGradientTrainerOptions,
-  rolloutSamples,
   type ScoredRollout,
   type TrainerStep,
   type TrainerStepOptions,
@@ -97,8 +70,4 @@ export {
 } from './policy-gradient-trainer.js';
 export { PpoTrainer, type PpoTrainerOptions } from './ppo-trainer.js';
 export { BudgetedEnvironment, RealTransitionBudget } from './sim-to-real.js';
-export { STALLED_ITERATIONS, stalledUpdateWarning } from './stalled-updates.js';
-export {
-  type SyntheticEnvironmentParts,
-  syntheticEnvironmentFromConfig,
-} from './synthetic-environment-from-config.js';
+export type { SyntheticEnvironmentParts } from './synthetic-environment-from-config.js';
