@@ -4,11 +4,6 @@
  * against them while DreamGym keeps the curriculum and the replay buffer.
  */
 
-export {
-  CachingRetriever,
-  type CachingRetrieverOptions,
-  type RetrievalStats,
-} from './caching-retriever.js';
 export { DreamGymService, type DreamGymServiceOptions } from './dreamgym-service.js';
 export {
   EnvironmentServer,
@@ -17,78 +12,38 @@ export {
   EnvironmentServerSettingsSchema,
   type EnvironmentServerStats,
 } from './environment-server.js';
-export { EpisodeRunner, type EpisodeRunnerOptions } from './episode-runner.js';
 export {
   createJsonLogger,
   type JsonLoggerOptions,
   type Logger,
   type LogLevel,
-  redactSecrets,
   silentLogger,
 } from './logger.js';
 export {
   type Action,
-  ActionSchema,
-  CLOSE_CODES,
   type EnvironmentMetadata,
-  EnvironmentMetadataSchema,
-  type HttpStepRequest,
-  HttpStepRequestSchema,
   type ObservationMetadata,
-  ObservationMetadataSchema,
   type ObservationPayload,
   ObservationSchema,
   type ResetParameters,
-  ResetParametersSchema,
-  StateSchema,
   type StepReply,
-  StepReplySchema,
   type WireObservation,
   type WireState,
-  WS_ERROR_CODES,
-  type WsErrorCode,
-  type WsIncomingMessage,
-  WsIncomingMessageSchema,
 } from './protocol/openenv-messages.js';
-export { openApiDocument, schemaDocument } from './protocol/schema-documents.js';
-export {
-  type EnvironmentLoss,
-  isLosable,
-  type LosableEnvironment,
-  RemoteEnvironment,
-  WorkerLostError,
-} from './remote-environment.js';
+export { RemoteEnvironment, WorkerLostError } from './remote-environment.js';
 export {
   type EpisodeLogLine,
-  EpisodeLogLineSchema,
   parseServeConfig,
   type ServeConfig,
   type ServeConfigInput,
   ServeConfigSchema,
 } from './serve-config.js';
-export {
-  type ServeDreamGymOptions,
-  type ServedDreamGym,
-  serveDreamGym,
-} from './serve-dreamgym.js';
-export {
-  SharedBuffer,
-  type SharedBufferOptions,
-  SharedBufferOptionsSchema,
-  type SharedBufferStats,
-} from './shared-buffer.js';
-export type { LanceDbModule } from './shared-buffer-table.js';
+export { type ServeDreamGymOptions, type ServedDreamGym, serveDreamGym } from './serve-dreamgym.js';
+export { SharedBuffer, type SharedBufferOptions, type SharedBufferStats } from './shared-buffer.js';
 export {
   type EpisodeRecord,
   StaticTaskSource,
   type TaskRequest,
   type TaskSource,
 } from './task-source.js';
-export {
-  type ReplicaFactory,
-  type ReplicaParts,
-  WorkerPool,
-  type WorkerPoolOptions,
-  type WorkerPoolStats,
-} from './worker-pool.js';
 export type { WriteBackSettings, WriteBackStats } from './write-back-queue.js';
