@@ -7,19 +7,12 @@
  */
 
 /** Playwright's types that the environment's hooks and evaluators receive. */
-export type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
-export {
-  executeWebAction,
-  type WebActionContext,
-  type WebActionOutcome,
-} from './actions/execute-web-action.js';
+export type { Browser, Page } from 'playwright-core';
 export {
   formatWebAction,
-  normalizeKeyCombination,
   parseWebAction,
   parseWebActionText,
   WEB_ACTION_FORMS,
-  WEB_ACTION_TYPES,
   type WebAction,
   type WebActionType,
 } from './actions/web-action-grammar.js';
@@ -30,50 +23,23 @@ export {
   webCandidateActions,
 } from './actions/web-candidate-actions.js';
 export {
-  type CaptureOptions,
-  captureAccessibilitySnapshot,
   PageSessions,
   type RawAccessibilitySnapshot,
   type RawAxNode,
-  type RawAxProperty,
-  type RawFrameSnapshot,
 } from './axtree/accessibility-snapshot.js';
-export {
-  ElementIdAllocator,
-  type ElementLocation,
-  type ObservedElement,
-} from './axtree/element-ids.js';
-export {
-  type FlattenedTree,
-  type FlattenOptions,
-  flattenAccessibilityTree,
-} from './axtree/flatten-accessibility-tree.js';
+export type { ObservedElement } from './axtree/element-ids.js';
+export { flattenAccessibilityTree } from './axtree/flatten-accessibility-tree.js';
 export { estimateObservationTokens } from './axtree/observation-budget.js';
 export {
-  formatObservationText,
-  formatTabHeader,
   type ObserveOptions,
   type PageObservation,
   PageObserver,
   type PageObserverOptions,
-  type TabSummary,
 } from './axtree/page-observer.js';
-export {
-  CHROMIUM_ARGS,
-  type ChromiumOptions,
-  ChromiumOptionsSchema,
-  chromiumExecutablePath,
-  DEFAULT_CHROMIUM_PATH,
-  launchChromium,
-} from './chromium.js';
-export {
-  BrowserEnvironment,
-  defaultTaskStart,
-  suggestTypedTexts,
-} from './environment/browser-environment.js';
+export { type ChromiumOptions, launchChromium } from './chromium.js';
+export { BrowserEnvironment, suggestTypedTexts } from './environment/browser-environment.js';
 export {
   type BrowserEnvironmentOptions,
-  type BrowserEnvironmentOptionsInput,
   BrowserEnvironmentOptionsSchema,
   type BrowserEnvironmentSetup,
   type BrowserEpisode,
@@ -86,14 +52,11 @@ export {
 export { WebActionError } from './errors.js';
 export {
   defaultMiniwobPython,
-  locateMiniwobHtml,
   type MiniwobEpisodeOptions,
   type MiniwobHooksOptions,
-  type MiniwobReward,
   type MiniwobServer,
   type MiniwobServerOptions,
   miniwobTaskHooks,
-  miniwobTaskOf,
   readMiniwobReward,
   startMiniwobEpisode,
   startMiniwobServer,
@@ -105,10 +68,5 @@ export {
 export {
   createLlmObservationRefiner,
   type LlmObservationRefinerOptions,
-  selectTreeLines,
 } from './refine/llm-observation-refiner.js';
-export {
-  type ServeDirectoryOptions,
-  type StaticServer,
-  serveDirectory,
-} from './static-server.js';
+export { type ServeDirectoryOptions, type StaticServer, serveDirectory } from './static-server.js';
