@@ -6,30 +6,20 @@
  * `OpenAICompatibleRuntime`; learning in the torch trainer worker).
  */
 
-export { defaultSystemPromptOf } from './chat-templates.js';
 export {
   createLlmPolicy,
   type LlmPolicyFactoryOptions,
-  LlmPolicyFactoryOptionsSchema,
-  LlmPolicyTrainerSettingsSchema,
   llmPolicyWorkDirectory,
 } from './create-llm-policy.js';
-export { toGrammarSchema, UnsupportedSchemaError } from './grammar-schema.js';
+export { UnsupportedSchemaError } from './grammar-schema.js';
 export {
   LlamaChatModel,
   type LlamaChatRequest,
   type LlamaChatResponse,
 } from './llama-chat-model.js';
-export {
-  type LlamaChatModelOptions,
-  LlamaChatModelOptionsSchema,
-  type SamplingOptions,
-} from './llama-chat-model-options.js';
-export type { LlamaChatModelStats, LlamaQueueState } from './llama-engine.js';
-export {
-  LlamaPolicyRuntime,
-  type LlamaPolicyRuntimeOptions,
-} from './llama-policy-runtime.js';
+export type { LlamaChatModelOptions, SamplingOptions } from './llama-chat-model-options.js';
+export type { LlamaChatModelStats } from './llama-engine.js';
+export { LlamaPolicyRuntime, type LlamaPolicyRuntimeOptions } from './llama-policy-runtime.js';
 export { LlmPolicy } from './llm-policy.js';
 export type {
   LlmDecisionRecord,
@@ -45,28 +35,16 @@ export type {
 } from './llm-runtime.js';
 export { trainerStartParams } from './llm-trainer-client.js';
 export {
-  cachedModelPath,
   DEFAULT_MODEL_NAME,
   KNOWN_MODELS,
   type KnownModel,
-  knownModel,
   modelCacheDirectory,
   type ResolvedModel,
   type ResolveModelOptions,
   resolveModelPath,
 } from './model-files.js';
-export { type PulledModel, type PullModelOptions, pullModel, sha256OfFile } from './model-pull.js';
-export {
-  OpenAICompatibleRuntime,
-  type OpenAICompatibleRuntimeOptions,
-} from './openai-runtime.js';
+export { type PulledModel, type PullModelOptions, pullModel } from './model-pull.js';
+export { OpenAICompatibleRuntime, type OpenAICompatibleRuntimeOptions } from './openai-runtime.js';
 export { type LlamaServer, type LlamaServerOptions, startLlamaServer } from './openai-server.js';
 export type { PromptCompletion, PromptCompletionRequest } from './prompt-completion.js';
-export type { GeneratedToken } from './token-generation.js';
-export {
-  defaultTrainerDirectory,
-  defaultTrainerPython,
-  TorchTrainerBackend,
-  type TorchTrainerBackendOptions,
-  type TrainerDescription,
-} from './torch-trainer-backend.js';
+export { TorchTrainerBackend, type TorchTrainerBackendOptions } from './torch-trainer-backend.js';
