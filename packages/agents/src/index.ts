@@ -20,21 +20,12 @@ export {
   type ModelCall,
   ModelCallCapture,
   type ModelCallCaptureOptions,
-  type ReplyTokens,
-  replyTokens,
 } from './capture.js';
-export {
-  type ActToolDescription,
-  actToolDescription,
-  EnvironmentEpisode,
-  type EpisodeStep,
-} from './environment-episode.js';
+export { EnvironmentEpisode, type EpisodeStep } from './environment-episode.js';
 export {
   type EpisodeOutcome,
-  EpisodeOutcomeSchema,
   episodeOutcome,
   importTraces,
-  ModelCallRecordSchema,
   type TraceImport,
   type TraceImportOptions,
 } from './trace-import.js';
