@@ -4,4 +4,4 @@
  * reports) are `@dreamgym/run`, for programs that build runs without the command line.
  */
 
-export { COMMANDS, type Command, type CommandIo, runCli } from './cli.js';
+export { runCli } from './cli.js';
