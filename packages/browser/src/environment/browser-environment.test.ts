@@ -486,7 +486,7 @@ describe('BrowserEnvironment with its own browser', () => {
     await expect(
       BrowserEnvironment.create({ chromium: { executablePath: '/nonexistent/chromium' } }),
     ).rejects.toThrow(
-      /Chromium was not found at \/nonexistent\/chromium.*apt-get install chromium/,
+      /Chromium was not found at \/nonexistent\/chromium.*npx @dreamgym\/cli doctor --only chromium/,
     );
   });
 });

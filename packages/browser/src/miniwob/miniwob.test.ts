@@ -188,6 +188,9 @@ describe('MiniWoB++ tasks from the miniwob package, mapped and played with the w
     expect(tasks.length).toBeGreaterThan(100);
     expect(tasks).toContain('click-test');
     expect(() => server.taskUrl('../etc/passwd')).toThrow(/not a MiniWoB\+\+ task name/);
-    await expect(locateMiniwobHtml('/nonexistent/python')).rejects.toThrow(/scripts\/setup\.sh/);
+    // A step the user can run from the installed package, never a repository script.
+    const missing = locateMiniwobHtml('/nonexistent/python');
+    await expect(missing).rejects.toThrow(/pip install miniwob==1\.1\.0/);
+    await expect(missing).rejects.not.toThrow(/scripts\/setup\.sh/);
   });
 });
