@@ -12,6 +12,10 @@
  *   dreamgym-s2r    the dreamgym policy, then GRPO in the real environment with the S2R budget
  *   no-curriculum, no-replay, no-retrieval   dreamgym with one part switched off
  *
+ * Longer than 600 lines because it is the one per-condition runner every budgets experiment
+ * shares (ALFWorld, MiniWoB++, the MiniWoB++ LLM); splitting it by job is issue 51's
+ * benchmarks step.
+ *
  * A domain's driver (`alfworld-budgets.ts`, `miniwob-budgets.ts`) gives its data, evaluation
  * splits, real environment, starting policy and loop configuration as a `BudgetDomain`; this
  * module runs the schedule. Every run builds the domain's embedded experience model afresh, so
