@@ -41,10 +41,10 @@ export interface ExperienceGroundingOptions {
 interface GroundingParts {
   retrieval: RetrievalExperienceModel;
   /**
-   * Whether the offline episodes end with graded rewards (between failure's 0 and success's
-   * 1): a judged failed ending then earns the model's partial reward.
+   * The reward rule where the offline episodes end with graded rewards (between failure's 0
+   * and success's 1): model mode, so a judged failed ending earns the model's partial reward.
    */
-  graded: boolean;
+  gradedReward: { reward?: { mode: 'model' } };
   outcomeJudge: OutcomeJudge | undefined;
   /** How the outcome judge was trained (for the pre-flight's held-out copy). */
   judgeOptions?: OutcomeJudgeOptions;
@@ -99,15 +99,15 @@ export class ExperienceGrounding {
       const last = trajectory.steps.at(-1);
       return last !== undefined && last.reward > 0 && last.reward < 1;
     }).length;
-    const graded = gradedEndings > 0;
-    if (graded) {
+    const gradedReward = gradedEndings > 0 ? { reward: { mode: 'model' as const } } : {};
+    if (gradedEndings > 0) {
       log(
         `rewards: ${gradedEndings} offline episodes end with a partial reward, so a synthetic episode judged to end in failure earns its neighbours' mean reward`,
       );
     }
     const retrieval = new RetrievalExperienceModel({
       parseAction,
-      ...(graded ? { reward: { mode: 'model' as const } } : {}),
+      ...gradedReward,
       ...(adapter.experienceHints ? { hints: adapter.experienceHints } : {}),
       ...(worldMemory ? { worldMemory } : {}),
     });
@@ -134,7 +134,7 @@ export class ExperienceGrounding {
     }
     return new ExperienceGrounding(adapter, {
       retrieval,
-      graded,
+      gradedReward,
       outcomeJudge,
       ...(outcomeJudge && judgeOptions ? { judgeOptions } : {}),
     });
@@ -185,13 +185,13 @@ export function createExperienceModel(
   choice: ExperienceModelChoice,
 ): ExperienceModel {
   const { adapter } = grounding;
-  const { retrieval, outcomeJudge, graded } = partsOf(grounding);
+  const { retrieval, outcomeJudge, gradedReward } = partsOf(grounding);
   let model: ExperienceModel = retrieval;
   if (choice.kind !== 'embedded') {
     const reasoning = new ReasoningExperienceModel({
       chat: choice.chat,
       environmentDescription: adapter.prompts.environmentDescription,
-      ...(graded ? { reward: { mode: 'model' as const } } : {}),
+      ...gradedReward,
       ...(choice.format ? { format: choice.format } : {}),
       ...(choice.temperature === undefined ? {} : { temperature: choice.temperature }),
       ...(choice.countTokens ? { countTokens: choice.countTokens } : {}),
@@ -207,7 +207,7 @@ export function createExperienceModel(
   }
   if (!outcomeJudge) return model;
   return new JudgedExperienceModel(model, outcomeJudge, {
-    ...(graded ? { reward: { mode: 'model' as const } } : {}),
+    ...gradedReward,
     ...(adapter.goalCheck ? { goalCheck: (step) => adapter.goalCheck!(step) } : {}),
   });
 }

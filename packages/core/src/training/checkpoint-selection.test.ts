@@ -119,6 +119,8 @@ describe('checkpoint selection by a real validation set', () => {
     // Resuming the finished run changes nothing; extending it validates again and keeps the best.
     const again = await (await corridorLoop(run, components, config)).run({ resume: true });
     expect(again.selection).toEqual(selection);
+    // ...its final evaluations are the kept policy's, read back from selection.json.
+    expect(again.finalEvaluations).toEqual(result.finalEvaluations);
     const extended = await (await corridorLoop(run, components, { ...config, iterations: 8 })).run({
       resume: true,
       extend: true,

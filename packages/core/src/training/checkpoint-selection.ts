@@ -1,8 +1,8 @@
 /**
  * Keeping the policy a small real validation set prefers (`selection.realTasks`), so that a
- * synthetic environment that lies costs training time, not quality: the starting policy and
- * the policy at every evaluation point play the same few training tasks greedily in the real
- * environment, the best of them (the earliest on a tie) is kept beside the run's checkpoints,
+ * synthetic environment that lies costs training time, not quality: the starting policy, the
+ * policy every `selection.every` iterations and the last one play the same few training tasks
+ * greedily in the real environment, the best of them (the earliest on a tie) is kept beside the run's checkpoints,
  * and when the run ends on a worse one, its final checkpoint holds the kept policy, so that
  * `eval`, `fidelity` and a later `--extend` start from it. Validation's real transitions are
  * the run's: counted in `realTransitions` and in the sim-to-real budget.

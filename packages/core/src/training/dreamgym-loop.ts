@@ -14,6 +14,8 @@
  * `run({ resume: true })` after a crash continues exactly as an uninterrupted run of the
  * same seed would.
  */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DomainAdapter } from '../adapter.js';
 import { Curriculum } from '../curriculum/curriculum.js';
@@ -132,6 +134,9 @@ export interface DreamGymResult {
   /** Which policy the run kept and why, with `selection`. */
   selection?: CheckpointSelectionResult;
 }
+
+/** `selection.json`: the selection and the kept policy's evaluations. */
+type SelectionFile = CheckpointSelectionResult & { evaluations: EvaluationMetrics[] };
 
 /** The state a run starts its iterations from: restored from a checkpoint, or new. */
 type OpenedRun = Pick<RunState, 'valueFunction' | 'reference' | 'curriculum' | 'metrics'> & {
@@ -296,13 +301,19 @@ export class DreamGymLoop {
         selection = await this.selection.keep(state, (name) => this.saveCheckpoint(state, name));
         const kept = selection.keptIteration;
         if (kept !== counters.iteration) {
-          // The kept policy's evaluations: measured at its iteration, or now.
+          // The kept policy's evaluations: measured at its iteration, by an earlier end of
+          // this run (a finished run resumed), or now.
           const measured = kept === 0 ? start?.evaluations : state.metrics[kept - 1]?.evaluations;
+          const written = existsSync(this.files.selection)
+            ? (JSON.parse(await readFile(this.files.selection, 'utf8')) as SelectionFile)
+            : undefined;
           finalEvaluations = measured?.length
             ? measured
-            : await this.evaluation.evaluate(state, kept);
+            : written?.keptIteration === kept && written.records.length === selection.records.length
+              ? written.evaluations
+              : await this.evaluation.evaluate(state, kept);
         }
-        const file = { ...selection, evaluations: finalEvaluations };
+        const file: SelectionFile = { ...selection, evaluations: finalEvaluations };
         await writeFileAtomic(this.files.selection, `${JSON.stringify(file, null, 2)}\n`);
       }
     } finally {
