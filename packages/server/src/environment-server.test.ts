@@ -297,7 +297,7 @@ describe('WebSocket /ws', () => {
 });
 
 describe('HTTP', () => {
-  it('serves health, metadata, schema, openapi and the MCP stub as OpenEnv does', async () => {
+  it('serves health, metadata, schema, openapi and JSON-RPC errors on /mcp as OpenEnv does', async () => {
     const { url } = await startServer();
     expect(await (await fetch(`${url}/health`)).json()).toEqual({ status: 'healthy' });
     const metadata = EnvironmentMetadataSchema.parse(await (await fetch(`${url}/metadata`)).json());
@@ -327,10 +327,18 @@ describe('HTTP', () => {
       fetch(`${url}/mcp`, { method: 'POST', body }).then((response) => response.json());
     expect(await post('{}')).toMatchObject({ jsonrpc: '2.0', error: { code: -32600 } });
     expect(await post('{')).toMatchObject({ error: { code: -32700 } });
-    expect(await post('{"jsonrpc":"2.0","method":"tools/list","id":4}')).toMatchObject({
-      error: { code: -32603, message: 'Environment does not support MCP' },
+    expect(await post('{"jsonrpc":"2.0","method":"resources/list","id":4}')).toMatchObject({
+      error: { code: -32601, message: 'Method not found: resources/list' },
       id: 4,
     });
+    // Tools are listed without a session; calling one needs a session (one episode).
+    const listed = (await post('{"jsonrpc":"2.0","method":"tools/list","id":5}')) as {
+      result: { tools: Array<{ name: string }> };
+    };
+    expect(listed.result.tools.map((tool) => tool.name)).toEqual(['observe', 'act']);
+    expect(
+      await post('{"jsonrpc":"2.0","method":"tools/call","id":6,"params":{"name":"observe"}}'),
+    ).toMatchObject({ error: { code: -32600, message: expect.stringContaining('initialize') } });
   });
 
   it('plays a full episode over POST /reset and /step under its episode_id', async () => {
@@ -463,13 +471,13 @@ describe('HTTP', () => {
     const client = await TestClient.connect(url);
     const listed = await client.request({
       type: 'mcp',
-      data: { jsonrpc: '2.0', method: 'tools/list', id: 7 },
+      data: { jsonrpc: '2.0', method: 'resources/list', id: 7 },
     });
     expect(listed).toEqual({
       type: 'mcp',
       data: {
         jsonrpc: '2.0',
-        error: { code: -32603, message: 'Environment does not support MCP' },
+        error: { code: -32601, message: 'Method not found: resources/list' },
         id: 7,
       },
     });

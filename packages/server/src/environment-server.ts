@@ -6,7 +6,8 @@
  *   `state` and `error` replies exactly as openenv-core's `EnvClient` expects.
  * - HTTP: `POST /reset` and `POST /step` (episodes kept on the server under their
  *   `episode_id`), `GET /state`, `/health`, `/metadata`, `/schema` (JSON Schema from the zod
- *   schemas), `/openapi.json`, `POST /mcp` (JSON-RPC errors: no MCP tools), `GET /metrics`
+ *   schemas), `/openapi.json`, `/mcp` (the environment as MCP tools over Streamable HTTP: one
+ *   session, one episode; see `mcp/`), `GET /metrics`
  *   (Prometheus text: steps, latency histogram, sessions, memory, the run's gauges), and
  *   `GET /dreamgym/status` when a status source is given.
  * - Limits: a cap on WebSocket sessions, and a separate one on live HTTP episodes (HTTP is
@@ -25,8 +26,10 @@ import { WebSocketServer } from 'ws';
 import { z } from 'zod';
 import { EpisodeRunner } from './episode-runner.js';
 import { HttpEpisodes } from './http-episodes.js';
-import { HttpError, mcpReply, parseJsonBody, readBody } from './http-io.js';
+import { HttpError, parseJsonBody, readBody } from './http-io.js';
 import { type Logger, silentLogger } from './logger.js';
+import { McpHttpSessions } from './mcp/mcp-http-sessions.js';
+import type { McpServerIdentity } from './mcp/mcp-protocol.js';
 import { CLOSE_CODES, type EnvironmentMetadata } from './protocol/openenv-messages.js';
 import { openApiDocument, schemaDocument } from './protocol/schema-documents.js';
 import { type ExtraMetric, formatMetrics, StepMetrics } from './server-metrics.js';
@@ -46,6 +49,8 @@ export const EnvironmentServerSettingsSchema = z.object({
    * WebSocket sessions; at the cap the least recently used idle episode is closed. Default 64.
    */
   maxHttpEpisodes: z.number().int().positive().default(64),
+  /** Live MCP sessions over Streamable HTTP (`POST /mcp`), each one episode. Default 64. */
+  maxMcpSessions: z.number().int().positive().default(64),
   /** `POST /reset` requests one client address may make per second (a burst of as many). Default 20. */
   httpResetsPerSecond: z.number().positive().default(20),
   /** A session with no message for this long is closed (WebSocket code 4408). 0 disables. Default 300 000. */
@@ -73,6 +78,11 @@ export interface EnvironmentServerOptions extends EnvironmentServerSettings {
   tasks: TaskSource;
   /** What `GET /metadata` says. */
   metadata: EnvironmentMetadata;
+  /**
+   * The domain's action grammar (the adapter's agent instructions): the MCP `act` tool's
+   * description. Default: `metadata.readme_content`.
+   */
+  actionGrammar?: string;
   /** Extra figures for `GET /dreamgym/status` (curriculum, buffer...). */
   status?: () => Record<string, unknown> | Promise<Record<string, unknown>>;
   /** Extra gauges and counters for `GET /metrics` (replay buffer size and capacity...). */
@@ -87,6 +97,8 @@ export interface EnvironmentServerStats {
   activeSessions: number;
   websocketSessions: number;
   httpEpisodes: number;
+  /** Live MCP sessions over Streamable HTTP. */
+  mcpSessions: number;
   maxSessions: number;
   maxHttpEpisodes: number;
   /** HTTP episodes closed to make room for newer ones. */
@@ -112,6 +124,8 @@ export class EnvironmentServer {
   private readonly websockets: WebSocketServer;
   private readonly sessions = new Map<string, WebSocketSession>();
   private readonly episodes: HttpEpisodes;
+  private readonly mcp: McpHttpSessions;
+  private readonly identity: McpServerIdentity;
   private readonly steps = new StepMetrics();
   private readonly counters: SessionCounters = {
     messages: 0,
@@ -135,6 +149,18 @@ export class EnvironmentServer {
       createRunner: () => this.createRunner(),
       logger: this.logger,
       onStep: (milliseconds) => this.steps.record(milliseconds),
+    });
+    this.identity = {
+      name: options.metadata.name,
+      version: options.metadata.version ?? '0.0.0',
+      grammar: options.actionGrammar ?? options.metadata.readme_content ?? '',
+    };
+    this.mcp = new McpHttpSessions({
+      identity: this.identity,
+      createRunner: () => this.createRunner(),
+      maxSessions: this.settings.maxMcpSessions,
+      sessionTimeoutMs: this.settings.sessionTimeoutMs,
+      logger: this.logger,
     });
     this.http = createServer((request, response) => {
       void this.route(request, response);
@@ -197,12 +223,14 @@ export class EnvironmentServer {
       activeSessions: this.activeSessions(),
       websocketSessions: this.sessions.size,
       httpEpisodes: this.episodes.size,
+      mcpSessions: this.mcp.size,
       maxSessions: this.settings.maxSessions,
       maxHttpEpisodes: this.settings.maxHttpEpisodes,
       httpEpisodesEvicted: this.episodes.totals.evicted,
-      sessionsOpened: this.totals.opened + this.episodes.totals.opened,
-      sessionsRejected: this.totals.rejected + this.episodes.totals.rejected,
-      sessionsReaped: this.totals.reaped + this.episodes.totals.reaped,
+      sessionsOpened: this.totals.opened + this.episodes.totals.opened + this.mcp.totals.opened,
+      sessionsRejected:
+        this.totals.rejected + this.episodes.totals.rejected + this.mcp.totals.rejected,
+      sessionsReaped: this.totals.reaped + this.episodes.totals.reaped + this.mcp.totals.reaped,
       messages: this.counters.messages,
       httpRequests: this.totals.httpRequests,
       errors,
@@ -234,6 +262,7 @@ export class EnvironmentServer {
     const drained = Promise.all([
       ...[...this.sessions.values()].map((session) => session.shutdown()),
       this.episodes.closeAll(),
+      this.mcp.closeAll(),
     ]);
     let graceTimer: NodeJS.Timeout | undefined;
     const grace = new Promise<'timeout'>((resolve) => {
@@ -282,6 +311,7 @@ export class EnvironmentServer {
       }
     }
     this.episodes.reapIdle(now);
+    this.mcp.reapIdle(now);
   }
 
   private upgrade(request: IncomingMessage, socket: Socket, head: Buffer): void {
@@ -330,6 +360,7 @@ export class EnvironmentServer {
         logger: this.logger,
         counters: this.counters,
         createRunner: () => this.createRunner(),
+        mcp: this.identity,
         onEnded: () => {
           this.sessions.delete(id);
         },
@@ -390,11 +421,14 @@ export class EnvironmentServer {
           return sendJson(response, 200, await this.episodes.step(body));
         }
         case 'POST /mcp':
-          return sendJson(
+          return await this.mcp.post(
+            request,
             response,
-            200,
-            mcpReply(await readBody(request, this.settings.maxPayloadBytes)),
+            await readBody(request, this.settings.maxPayloadBytes),
+            url,
           );
+        case 'DELETE /mcp':
+          return await this.mcp.delete(request, response);
         case 'GET /metrics': {
           const stats = this.stats();
           const body = formatMetrics(

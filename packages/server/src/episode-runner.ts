@@ -57,6 +57,7 @@ export class EpisodeRunner {
   private readonly tasks: TaskSource;
   private readonly maxSteps: number | undefined;
   private episode: Episode | undefined;
+  private lastReply: StepReply | undefined;
   private closed = false;
 
   constructor(options: EpisodeRunnerOptions) {
@@ -73,6 +74,11 @@ export class EpisodeRunner {
   /** True while an episode is running (reset, not yet done). */
   get running(): boolean {
     return this.episode !== undefined && !this.episode.done;
+  }
+
+  /** The reply of the episode's last `reset` or `step` (what the agent sees now); undefined before the first reset. */
+  get current(): StepReply | undefined {
+    return this.lastReply;
   }
 
   /** Id of the current (or last) episode. */
@@ -101,7 +107,8 @@ export class EpisodeRunner {
       totalReward: 0,
       startedAt,
     };
-    return this.reply(this.episode, state, null, false);
+    this.lastReply = this.reply(this.episode, state, null, false);
+    return this.lastReply;
   }
 
   /** Applies an action; the episode is reported to the task source when it ends. */
@@ -140,6 +147,7 @@ export class EpisodeRunner {
       result.reward,
       result.info.invalidAction === true,
     );
+    this.lastReply = reply;
     if (done) await this.tasks.episodeFinished?.(this.record(episode));
     return reply;
   }

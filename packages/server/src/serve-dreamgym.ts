@@ -132,6 +132,7 @@ export async function serveDreamGym(options: ServeDreamGymOptions): Promise<Serv
     ...options.server,
     createEnvironment: () => (pool ? pool.createEnvironment() : service.createEnvironment()),
     tasks: service,
+    actionGrammar: options.adapter.prompts.agentInstructions,
     metadata: {
       name: `dreamgym-${domain}`,
       description:

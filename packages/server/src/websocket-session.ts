@@ -8,8 +8,8 @@
 import { ConfigError, DreamGymError } from '@dreamgym/core';
 import type { RawData, WebSocket } from 'ws';
 import type { EpisodeRunner } from './episode-runner.js';
-import { mcpRequestReply } from './http-io.js';
 import type { Logger } from './logger.js';
+import { answerMcp, type McpServerIdentity, parseJsonRpc } from './mcp/mcp-protocol.js';
 import {
   type Action,
   ActionSchema,
@@ -53,6 +53,8 @@ export interface WebSocketSessionOptions {
   socket: WebSocket;
   /** Creates the session's environment and its runner. */
   createRunner: () => Promise<EpisodeRunner>;
+  /** What the session's MCP messages say about the server, and the `act` tool's grammar. */
+  mcp: McpServerIdentity;
   logger: Logger;
   counters: SessionCounters;
   /** Called once when the session has ended and its environment is closed. */
@@ -213,9 +215,13 @@ export class WebSocketSession {
       throw new MessageError('UNKNOWN_TYPE', `Unknown message type: ${String(type ?? '')}`);
     }
     if (type === 'mcp') {
-      // OpenEnv's MCP-over-WebSocket: a JSON-RPC request in, a JSON-RPC reply out (errors
-      // here: these environments have no MCP tools).
-      return { type: 'mcp', data: mcpRequestReply((parsed as { data?: unknown }).data) };
+      // OpenEnv's MCP-over-WebSocket: a JSON-RPC request in, a JSON-RPC reply out, played on
+      // this session's episode (the one a `reset` message started, or one drawn at the
+      // first tool call). A notification gets no reply.
+      const message = parseJsonRpc((parsed as { data?: unknown }).data);
+      if ('error' in message) return { type: 'mcp', data: message.error };
+      const reply = await answerMcp(message, this.options.mcp, { runner, start: {} });
+      return reply === undefined ? undefined : { type: 'mcp', data: reply };
     }
     const plain = plainStepAction(parsed);
     if (plain) return { type: 'observation', data: await this.step(runner, plain) };

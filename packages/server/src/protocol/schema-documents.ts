@@ -114,8 +114,17 @@ export function openApiDocument(info: {
         post: {
           tags: ['MCP'],
           summary:
-            'JSON-RPC 2.0; this environment has no MCP tools, so every method returns an error',
-          responses: { '200': { description: 'JSON-RPC response' } },
+            'MCP over Streamable HTTP (JSON-RPC 2.0): initialize opens a session (Mcp-Session-Id), one episode; tools observe and act. Query: task_id, episode_id, seed',
+          responses: {
+            '200': { description: 'JSON-RPC response' },
+            '202': { description: 'Notification accepted' },
+          },
+        },
+        delete: {
+          tags: ['MCP'],
+          summary:
+            'Ends the MCP session named by the Mcp-Session-Id header (its episode abandoned if unfinished)',
+          responses: { '200': { description: 'Session ended' } },
         },
       },
       '/dreamgym/status': {
