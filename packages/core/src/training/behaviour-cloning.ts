@@ -70,6 +70,7 @@ export function demonstrationSamples(
         task: trajectory.task,
         observation: step.observation,
         previousActions: history.map((previous) => previous.action),
+        previousObservations: history.map((previous) => previous.observation.text),
         candidates,
         action: step.action,
       });
@@ -86,6 +87,26 @@ function mean(values: readonly number[]): number {
 }
 
 /**
+ * The trajectories of a seeded `share` of their tasks (all without one). The sample comes from
+ * a fork of `random`, so the cloning's own draws are those of a run without it.
+ */
+function demonstratingShare(
+  trajectories: readonly Trajectory[],
+  share: number | undefined,
+  random: SeededRandom,
+): readonly Trajectory[] {
+  if (share === undefined) return trajectories;
+  const taskIds = [...new Set(trajectories.map((trajectory) => trajectory.task.id))];
+  const kept = new Set(
+    random
+      .fork('behaviour-cloning-task-share')
+      .shuffle(taskIds)
+      .slice(0, Math.round(taskIds.length * share)),
+  );
+  return trajectories.filter((trajectory) => kept.has(trajectory.task.id));
+}
+
+/**
  * Clones the demonstrations into `options.policy`, which ends holding the weights of the
  * epoch with the best held-out likelihood.
  */
@@ -93,9 +114,13 @@ export async function cloneBehaviour(
   options: BehaviourCloningOptions,
 ): Promise<BehaviourCloningResult> {
   const { policy, config, random, signal } = options;
-  const trajectories = options.trajectories
-    .filter((trajectory) => trajectory.success)
-    .slice(0, config.maxTrajectories ?? Number.POSITIVE_INFINITY);
+  const trajectories = demonstratingShare(
+    options.trajectories
+      .filter((trajectory) => trajectory.success)
+      .slice(0, config.maxTrajectories ?? Number.POSITIVE_INFINITY),
+    config.taskShare,
+    random,
+  );
   const taskIds = random.shuffle([...new Set(trajectories.map((t) => t.task.id))]);
   if (taskIds.length < 2) {
     throw new ConfigError(

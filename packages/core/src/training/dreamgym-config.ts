@@ -32,6 +32,12 @@ export const BehaviourCloningConfigSchema = z.object({
   patience: z.number().int().positive().default(3),
   /** Use at most this many offline trajectories (default all). */
   maxTrajectories: z.number().int().positive().optional(),
+  /**
+   * Clone the demonstrations of only this share of the demonstrating tasks, a seeded sample
+   * (after `maxTrajectories`); default all. A start that succeeds sometimes, with room to
+   * improve, taken from every kind of task alike where the files list the tasks in turn.
+   */
+  taskShare: z.number().gt(0).max(1).optional(),
 });
 export type BehaviourCloningConfig = z.infer<typeof BehaviourCloningConfigSchema>;
 
@@ -68,6 +74,21 @@ export const DreamGymConfigSchema = z.object({
       /** PPO: discount and GAE lambda. */
       gamma: z.number().min(0).max(1).default(0.99),
       gaeLambda: z.number().min(0).max(1).default(0.95),
+      /**
+       * How a step is credited in the synthetic phase (GRPO and PPO). `episode` (absent): by its
+       * episode's return. `fork`: by its own, from forked continuations of the synthetic
+       * environment: at the states `forks` chooses, `forks.continuations` episodes played on by
+       * the policy give the state's value, and a step's advantage is its return-to-go against
+       * it. Sim-to-real keeps episode credit: real environments cannot fork.
+       */
+      credit: z.enum(['episode', 'fork']).optional(),
+      /** With `credit: 'fork'`: continuations per forked state (K), and fork at every `every`-th state. */
+      forks: z
+        .object({
+          continuations: z.number().int().positive().default(4),
+          every: z.number().int().positive().default(1),
+        })
+        .optional(),
     })
     .default({
       epochs: 1,
@@ -83,8 +104,10 @@ export const DreamGymConfigSchema = z.object({
       hashBits: z.number().int().min(8).max(26).default(18),
       historyWindow: z.number().int().nonnegative().default(2),
       learningRate: z.number().positive().default(0.05),
+      /** Which features score an action (`LinearSoftmaxPolicyOptions.features`). */
+      features: z.enum(['lexical', 'relational', 'lexical+relational']).default('lexical'),
     })
-    .default({ hashBits: 18, historyWindow: 2, learningRate: 0.05 }),
+    .default({ hashBits: 18, historyWindow: 2, learningRate: 0.05, features: 'lexical' }),
   /** How the policy starts: from its own initial weights, or cloned from the offline trajectories. */
   warmStart: z.object({ behaviourCloning: BehaviourCloningConfigSchema.optional() }).default({}),
   /** Curriculum task generation (`enabled: false` is the "no curriculum" ablation). */
@@ -186,5 +209,6 @@ export function createLinearSoftmaxPolicy(
     hashBits: config.policy.hashBits,
     historyWindow: config.policy.historyWindow,
     optimizer: { learningRate: config.policy.learningRate },
+    features: config.policy.features,
   });
 }
