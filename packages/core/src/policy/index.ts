@@ -24,6 +24,7 @@ export {
 export type {
   LinearSoftmaxPolicyOptions,
   LinearSoftmaxPolicyState,
+  PolicyFeatureSet,
 } from './linear-softmax-policy.js';
 export {
   candidateActionsOf,

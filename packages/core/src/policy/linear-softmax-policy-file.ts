@@ -19,13 +19,18 @@ export interface LinearSoftmaxPolicyState {
   adamV: Float32Array;
 }
 
-/** The JSON header of a saved policy. */
+/**
+ * The JSON header of a saved policy. Version 2 names its feature set; version 1 files
+ * (written before there was a choice) hold `lexical` policies and load as such.
+ */
 export interface LinearSoftmaxPolicyHeader {
   format: 'dreamgym-linear-softmax-policy';
-  version: 1;
+  version: 2;
   id: string;
   hashBits: number;
   historyWindow: number;
+  /** Which features the weights belong to (`LinearSoftmaxPolicyOptions.features`). */
+  features: 'lexical' | 'relational' | 'lexical+relational';
   optimizer: AdamConfig;
   adamSteps: number;
   random: RandomState;
@@ -78,9 +83,19 @@ export async function readLinearSoftmaxPolicyFile(file: string): Promise<LinearS
       cause: error,
     });
   }
-  if (header.format !== 'dreamgym-linear-softmax-policy' || header.version !== 1) {
+  if (header.format !== 'dreamgym-linear-softmax-policy') {
     throw new CheckpointError(
-      `${file}: unsupported policy format ${String(header.format)} version ${String(header.version)}.`,
+      `${file}: not a linear softmax policy (format ${String(header.format)}).`,
+      { path: file },
+    );
+  }
+  const version = header.version as number;
+  if (version === 1) {
+    // Written before policies named their features: every one of them was lexical.
+    header = { ...header, version: 2, features: 'lexical' };
+  } else if (version !== 2) {
+    throw new CheckpointError(
+      `${file}: linear softmax policy file version ${String(version)}; this @dreamgym/core reads versions 1 and 2. A newer release wrote it: upgrade @dreamgym/core to load it.`,
       { path: file },
     );
   }

@@ -8,6 +8,10 @@ import { collectRollouts } from '../rollout/rollout.js';
 import { CorridorEnvironment, corridorTask } from '../testing/corridor-domain.js';
 import { rolloutSamples } from '../training/policy-gradient-trainer.js';
 import { LinearSoftmaxPolicy, type PreparedDecision } from './linear-softmax-policy.js';
+import {
+  type LinearSoftmaxPolicyHeader,
+  writeLinearSoftmaxPolicyFile,
+} from './linear-softmax-policy-file.js';
 import { ppoStepLoss, resolvePpoLossOptions } from './ppo-loss.js';
 
 const directory = await mkdtemp(join(tmpdir(), 'dreamgym-policy-'));
@@ -237,6 +241,43 @@ describe('LinearSoftmaxPolicy', () => {
     await expect(LinearSoftmaxPolicy.load(bad)).rejects.toThrow(/truncated or corrupt/);
     await expect(LinearSoftmaxPolicy.load(join(directory, 'missing.bin'))).rejects.toThrow(
       /Cannot read policy file/,
+    );
+  });
+
+  it('loads files of version 1 as lexical policies and says which version or feature set does not fit', async () => {
+    const policy = new LinearSoftmaxPolicy({ random: new SeededRandom(1), hashBits: 8 });
+    policy.weights[3] = 0.25;
+    const state = policy.exportState();
+    // A file written before policies named their features.
+    const { features: _features, ...before } = state.header;
+    const old = join(directory, 'version-1.bin');
+    await writeLinearSoftmaxPolicyFile(old, {
+      ...state,
+      header: { ...before, version: 1 } as unknown as LinearSoftmaxPolicyHeader,
+    });
+    const loaded = await LinearSoftmaxPolicy.load(old);
+    expect(loaded.features).toBe('lexical');
+    expect(loaded.weights[3]).toBe(0.25);
+    const newer = join(directory, 'version-3.bin');
+    await writeLinearSoftmaxPolicyFile(newer, {
+      ...state,
+      header: { ...state.header, version: 3 } as unknown as LinearSoftmaxPolicyHeader,
+    });
+    await expect(LinearSoftmaxPolicy.load(newer)).rejects.toThrow(
+      /version-3\.bin: linear softmax policy file version 3; this @dreamgym\/core reads versions 1 and 2/,
+    );
+    const relational = new LinearSoftmaxPolicy({
+      random: new SeededRandom(1),
+      hashBits: 8,
+      features: 'relational',
+    });
+    await relational.saveState(join(directory, 'relational'));
+    expect(
+      (await LinearSoftmaxPolicy.load(join(directory, 'relational', 'linear-softmax-policy.bin')))
+        .features,
+    ).toBe('relational');
+    await expect(policy.loadState(join(directory, 'relational'))).rejects.toThrow(
+      /features relational; this policy has 8, 2 and lexical.*policy\.features 'relational'/,
     );
   });
 

@@ -1,10 +1,13 @@
 /**
  * `LinearSoftmaxPolicy`: the embedded default policy. A softmax over the candidate actions,
- * each scored by a linear function of hashed sparse features of
+ * each scored by a linear function of hashed sparse features: the `lexical` set of
  * (task-instruction token x action token), (state token x action token),
- * (recent action x action) and the action itself. Exact log-probabilities, entropies and
+ * (recent action x action) and the action itself; or the `relational` set
+ * (`relational-features.ts`: how the action's arguments relate to the instruction and the
+ * episode so far, with no identity of them); or both. Exact log-probabilities, entropies and
  * gradients; Adam; save/load with the optimiser state; trains on a CPU core.
  */
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { CheckpointError, ConfigError } from '../errors.js';
 import type { Observation, Task } from '../mdp/schemas.js';
@@ -36,6 +39,7 @@ import {
   type TrainablePolicy,
 } from './policy.js';
 import { ppoStepLoss } from './ppo-loss.js';
+import { RelationalDecision } from './relational-features.js';
 import { entropyOf, logSoftmax, softmaxLogitGradient } from './softmax.js';
 
 export type {
@@ -59,7 +63,22 @@ export interface LinearSoftmaxPolicyOptions {
   id?: string;
   /** Most (state, action) feature lists kept in the cache before it is cleared. Default 200,000. */
   cacheSize?: number;
+  /**
+   * Which features score an action. `lexical` (default): the instruction's, the state's and
+   * the recent actions' tokens paired with the action's, and the action itself (what it
+   * learns is tied to the words of the worlds it saw). `relational`: how the action's
+   * arguments relate to the instruction and to the whole episode so far (named in the
+   * instruction, seen now or earlier, acted on before, what acting on them revealed), with
+   * the instruction x action token pairs; nothing names a particular object or place, so
+   * what it learns carries to other worlds. `lexical+relational`: both.
+   */
+  features?: PolicyFeatureSet;
 }
+
+/** The feature sets of {@link LinearSoftmaxPolicyOptions.features}. */
+export type PolicyFeatureSet = 'lexical' | 'relational' | 'lexical+relational';
+
+const FEATURE_SETS: readonly PolicyFeatureSet[] = ['lexical', 'relational', 'lexical+relational'];
 
 /** Features of every candidate at one decision, and the index of the action taken. */
 export interface PreparedDecision {
@@ -110,6 +129,8 @@ export class LinearSoftmaxPolicy implements Policy, TrainablePolicy {
   readonly id: string;
   readonly hashBits: number;
   readonly historyWindow: number;
+  /** Which features score an action ({@link LinearSoftmaxPolicyOptions.features}). */
+  readonly features: PolicyFeatureSet;
   /** The weights, one per hashed feature. */
   readonly weights: Float32Array;
   private readonly optimizer: AdamOptimizer;
@@ -134,6 +155,14 @@ export class LinearSoftmaxPolicy implements Policy, TrainablePolicy {
         field: 'policy.historyWindow',
       });
     }
+    const features = options.features ?? 'lexical';
+    if (!FEATURE_SETS.includes(features)) {
+      throw new ConfigError(
+        `policy.features must be one of ${FEATURE_SETS.join(', ')}; got ${String(features)}.`,
+        { field: 'policy.features' },
+      );
+    }
+    this.features = features;
     this.id = options.id ?? 'linear-softmax';
     this.hashBits = hashBits;
     this.historyWindow = historyWindow;
@@ -186,6 +215,7 @@ export class LinearSoftmaxPolicy implements Policy, TrainablePolicy {
       context.task,
       observation,
       context.history.map((step) => step.action),
+      context.history.map((step) => step.observation.text),
       candidates,
     );
     return { candidates, logProbabilities: this.logProbabilities(prepared) };
@@ -196,6 +226,7 @@ export class LinearSoftmaxPolicy implements Policy, TrainablePolicy {
       sample.task,
       sample.observation,
       sample.previousActions,
+      sample.previousObservations,
       sample.candidates,
     );
     const actionIndex = sample.candidates.indexOf(sample.action);
@@ -415,9 +446,13 @@ export class LinearSoftmaxPolicy implements Policy, TrainablePolicy {
   async loadState(directory: string): Promise<void> {
     const file = join(directory, STATE_FILE);
     const loaded = await LinearSoftmaxPolicy.load(file);
-    if (loaded.hashBits !== this.hashBits || loaded.historyWindow !== this.historyWindow) {
+    if (
+      loaded.hashBits !== this.hashBits ||
+      loaded.historyWindow !== this.historyWindow ||
+      loaded.features !== this.features
+    ) {
       throw new CheckpointError(
-        `${file} holds a policy with hashBits ${loaded.hashBits} and historyWindow ${loaded.historyWindow}; this policy has ${this.hashBits} and ${this.historyWindow}. Build the policy with the run's configuration.`,
+        `${file} holds a policy with hashBits ${loaded.hashBits}, historyWindow ${loaded.historyWindow} and features ${loaded.features}; this policy has ${this.hashBits}, ${this.historyWindow} and ${this.features}. Build the policy with the run's configuration (policy.features '${loaded.features}' for this file).`,
         { path: file },
       );
     }
@@ -439,10 +474,11 @@ export class LinearSoftmaxPolicy implements Policy, TrainablePolicy {
     return {
       header: {
         format: 'dreamgym-linear-softmax-policy',
-        version: 1,
+        version: 2,
         id: this.id,
         hashBits: this.hashBits,
         historyWindow: this.historyWindow,
+        features: this.features,
         optimizer: { ...this.optimizer.config },
         adamSteps: this.optimizer.steps,
         random: this.random.getState(),
@@ -474,6 +510,7 @@ export class LinearSoftmaxPolicy implements Policy, TrainablePolicy {
       historyWindow: header.historyWindow,
       optimizer: header.optimizer,
       id: header.id,
+      features: header.features,
     });
     policy.weights.set(state.weights);
     policy.optimizer.restore(state.adamM, state.adamV, header.adamSteps);
@@ -490,11 +527,15 @@ export class LinearSoftmaxPolicy implements Policy, TrainablePolicy {
     return LinearSoftmaxPolicy.fromState(await readLinearSoftmaxPolicyFile(file));
   }
 
-  /** Feature lists of every candidate, cached per (task, state, recent actions, action). */
+  /**
+   * Feature lists of every candidate, cached per (task, state, recent actions, action), and
+   * with relational features per (task, state, whole episode so far, action).
+   */
   private prepareCandidates(
     task: Task,
     observation: Observation,
     previousActions: readonly string[],
+    previousObservations: readonly string[] | undefined,
     candidates: readonly string[],
   ): PreparedDecision {
     if (candidates.length === 0) {
@@ -504,16 +545,67 @@ export class LinearSoftmaxPolicy implements Policy, TrainablePolicy {
       );
     }
     const recent = previousActions.slice(Math.max(0, previousActions.length - this.historyWindow));
-    const prefix = `${task.instruction}\u0001${observation.text}\u0001${recent.join('\u0002')}\u0001`;
+    if (this.features === 'lexical') {
+      const prefix = `${task.instruction}\u0001${observation.text}\u0001${recent.join('\u0002')}\u0001`;
+      const features = candidates.map((action) =>
+        this.cache.features(prefix + action, () =>
+          this.lexicalFeatures(task.instruction, observation.text, recent, action),
+        ),
+      );
+      return { features, actionIndex: -1 };
+    }
+    if (
+      previousObservations === undefined ||
+      previousObservations.length !== previousActions.length
+    ) {
+      throw new ConfigError(
+        `The ${this.features} features of policy ${this.id} relate actions to the episode's earlier observations; a sample of task ${task.id} has ${previousActions.length} previous actions and ${previousObservations?.length ?? 'no'} previous observations. Build samples with rolloutSamples/demonstrationSamples, which fill previousObservations.`,
+        { field: 'previousObservations' },
+      );
+    }
+    // The whole episode is the key; a digest keeps the cache's keys short.
+    const digest = createHash('sha1');
+    digest.update(task.instruction);
+    for (let index = 0; index < previousActions.length; index += 1) {
+      digest.update(`\u0001${previousObservations[index]}\u0002${previousActions[index]}`);
+    }
+    digest.update(`\u0001${observation.text}\u0003`);
+    const prefix = digest.digest('base64');
+    let decision: RelationalDecision | undefined;
     const features = candidates.map((action) =>
-      this.cache.features(prefix + action, () =>
-        this.buildFeatures(task.instruction, observation.text, recent, action),
-      ),
+      this.cache.features(prefix + action, () => {
+        decision ??= new RelationalDecision({
+          instruction: task.instruction,
+          observation: observation.text,
+          previousActions,
+          previousObservations,
+        });
+        const relational = decision.features(action, this.mask);
+        if (this.features === 'relational') {
+          return Int32Array.from([
+            ...this.taskActionFeatures(task.instruction, action),
+            ...relational,
+          ]);
+        }
+        const lexical = this.lexicalFeatures(task.instruction, observation.text, recent, action);
+        return Int32Array.from([...lexical, ...relational]);
+      }),
     );
     return { features, actionIndex: -1 };
   }
 
-  private buildFeatures(
+  /** (instruction token x action token) pairs: words, not the world's places and objects. */
+  private taskActionFeatures(instruction: string, action: string): number[] {
+    const taskTokens = this.cache.tokenHashes(instruction, FeatureNamespace.taskAction);
+    const actionTokens = this.cache.tokenHashes(action, FeatureNamespace.actionToken);
+    const out: number[] = [];
+    for (const actionToken of actionTokens) {
+      for (const token of taskTokens) out.push(combineHashes(token, actionToken) & this.mask);
+    }
+    return out;
+  }
+
+  private lexicalFeatures(
     instruction: string,
     state: string,
     recent: readonly string[],

@@ -83,6 +83,12 @@ export interface PolicySample {
   observation: Observation;
   /** Actions taken before this step in the episode, oldest first. */
   previousActions: readonly string[];
+  /**
+   * The observation text each previous action was taken at (aligned with `previousActions`;
+   * the first is the initial observation). The embedded policy's relational features need
+   * it; `rolloutSamples` and `demonstrationSamples` fill it.
+   */
+  previousObservations?: readonly string[];
   /** The candidate actions the policy chose from (empty where the policy writes free text). */
   candidates: readonly string[];
   /** The action taken. A policy that chooses among candidates needs it to be one of them. */

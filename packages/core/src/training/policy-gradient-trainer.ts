@@ -151,6 +151,7 @@ export function rolloutSamples(rollouts: readonly Rollout[]): TrainingSample[] {
   const samples: TrainingSample[] = [];
   rollouts.forEach((rollout, rolloutIndex) => {
     const previousActions: string[] = [];
+    const previousObservations: string[] = [];
     rollout.steps.forEach((step, stepIndex) => {
       samples.push({
         rolloutIndex,
@@ -159,12 +160,14 @@ export function rolloutSamples(rollouts: readonly Rollout[]): TrainingSample[] {
           task: rollout.task,
           observation: step.observation,
           previousActions: [...previousActions],
+          previousObservations: [...previousObservations],
           candidates: step.candidates,
           action: step.action,
           ...(step.policyInfo ? { decisionInfo: step.policyInfo } : {}),
         },
       });
       previousActions.push(step.action);
+      previousObservations.push(step.observation.text);
     });
   });
   return samples;
