@@ -118,6 +118,7 @@ describe('the loop flags', () => {
 function sample(name: string): string {
   const texts: Record<string, string> = {
     algorithm: 'ppo',
+    credit: 'fork',
     lambda: '0.3',
     'eval-env': 'both',
     'eval-mode': 'both',

@@ -69,6 +69,10 @@ const CONFIG_FLAGS: Record<string, ConfigFlag> = {
   },
   'gap-tasks': { path: ['evaluation', 'gapTasks'], value: integer },
   'keep-best-on-real': { path: ['selection', 'realTasks'], value: integer },
+  credit: {
+    path: ['trainer', 'credit'],
+    value: choice({ episode: 'episode', fork: 'fork' }, 'episode or fork'),
+  },
   // `bc` keeps the file's cloning settings (`maxTrajectories` ...); `none` removes them.
   'warm-start': {
     path: ['warmStart', 'behaviourCloning'],

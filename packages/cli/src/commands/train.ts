@@ -115,6 +115,10 @@ Loop (override the config file):
                              iterations and at the end (a lying synthetic environment then
                              costs time, not quality); their real steps count as the run's
                              real transitions
+  --credit episode|fork      how a synthetic step is credited: by its episode's return
+                             (default), or by its own, against its state's value from
+                             forked continuations of the synthetic environment
+                             (trainer.forks: continuations, every)
 
 Ablations:
   --no-curriculum            no task generation (seed tasks only)
@@ -159,6 +163,7 @@ const TRAIN_OPTIONS: FlagSpecs = {
     'eval-mode',
     'gap-tasks',
     'keep-best-on-real',
+    'credit',
     'warm-start',
     'no-curriculum',
     'no-retrieval',

@@ -6,9 +6,10 @@ import type { TransitionRetriever } from '../replay/retriever.js';
 import { corridorTask, corridorTasks, createCorridorAdapter } from '../testing/corridor-domain.js';
 import { describeEnvironmentConformance } from '../testing/describe-conformance.js';
 import { corridorBuffer, corridorTrajectories } from './corridor-experience.test-support.js';
-import type { ExperienceModel } from './experience-model.js';
+import type { ExperienceInput, ExperienceModel } from './experience-model.js';
 import { RetrievalExperienceModel } from './retrieval-experience-model.js';
 import { SyntheticEnvironment, type SyntheticEnvironmentOptions } from './synthetic-environment.js';
+import { WorldMemory } from './world-memory.js';
 
 const adapter = createCorridorAdapter();
 const tasks = corridorTasks(4);
@@ -98,6 +99,57 @@ describe('SyntheticEnvironment', () => {
     expect(result).toMatchObject({ reward: -0.1, done: false, info: { invalidAction: true } });
     expect(result.observation.actions).toEqual(withStart.initialObservation.actions);
     expect(calls).toBe(0);
+  });
+
+  it('forks: the fork plays on from the forked state (history, world, curriculum task) and leaves the parent untouched', async () => {
+    const trajectories = await corridorTrajectories([task], 2, 1);
+    const inputs: ExperienceInput[] = [];
+    const worldModel = new RetrievalExperienceModel({
+      parseAction: adapter.parseAction,
+      worldMemory: WorldMemory.fromTrajectories(trajectories, { parseAction: adapter.parseAction }),
+    });
+    const spy: ExperienceModel = {
+      id: 'spy',
+      predict: (input) => {
+        inputs.push({ ...input, history: [...input.history] });
+        return worldModel.predict(input);
+      },
+    };
+    // A curriculum's variation of the seed task, played in its parent's world.
+    const generated = TaskSchema.parse({
+      ...withStart,
+      id: `${task.id}~variant`,
+      origin: 'generated',
+      parentId: task.id,
+      meta: { ...task.meta, world: task.id },
+    });
+    const parent = await environment({ model: spy });
+    await parent.reset(generated);
+    await parent.step('go right');
+    const before = await parent.step('go right');
+    const fork = await parent.fork();
+    expect(fork.steps).toEqual(parent.steps);
+    expect(fork.steps).not.toBe(parent.steps);
+
+    inputs.length = 0;
+    const forked = await fork.step('take key');
+    expect(inputs[0]!.task).toBe(generated);
+    expect(inputs[0]!.state).toEqual(before.observation);
+    expect(inputs[0]!.history.map((step) => step.action)).toEqual(['go right', 'go right']);
+    await fork.step('go left');
+    const opened = await fork.step('open door');
+    expect(opened).toMatchObject({ done: true, reward: 1 });
+    await expect(fork.step('go left')).rejects.toThrow(/after the episode ended/);
+    // The parent is where the fork left it, and steps as the fork did from there.
+    expect(parent.steps.map((step) => step.action)).toEqual(['go right', 'go right']);
+    expect(await parent.step('take key')).toEqual(forked);
+    expect(fork.steps).toHaveLength(5);
+    expect(parent.steps).toHaveLength(3);
+    // Closing the fork leaves the parent open; forking a closed environment refuses.
+    await fork.close();
+    expect((await parent.step('go left')).done).toBe(false);
+    await expect(fork.fork()).rejects.toThrow(/fork\(\) on a closed SyntheticEnvironment/);
+    await parent.close();
   });
 
   it('truncates at maxSteps', async () => {

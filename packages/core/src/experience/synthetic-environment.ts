@@ -47,7 +47,10 @@ export interface SyntheticEnvironmentOptions {
   queryWithInstruction?: boolean;
 }
 
-/** The DreamGym synthetic environment. */
+/**
+ * The DreamGym synthetic environment. It can fork ({@link SyntheticEnvironment.fork}): a copy
+ * in the current state plays on from there, which real environments cannot do.
+ */
 export class SyntheticEnvironment implements Environment {
   private readonly model: ExperienceModel;
   private readonly retriever: TransitionRetriever;
@@ -188,6 +191,22 @@ export class SyntheticEnvironment implements Environment {
         experienceModel: this.model.id,
       },
     };
+  }
+
+  /**
+   * A new environment in this one's current state: the same task (a curriculum's generated
+   * task included), the same state and history, the same experience model, replay buffer and
+   * world. Each steps on alone: neither sees the other's later steps. Before `reset` the fork
+   * is unstarted too; after `done` it is ended too.
+   */
+  async fork(): Promise<SyntheticEnvironment> {
+    this.ensureOpen('fork');
+    const fork = new SyntheticEnvironment(this.options);
+    fork.task = this.task;
+    fork.state = this.state;
+    fork.history = this.history.slice();
+    fork.done = this.done;
+    return fork;
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,9 @@
-export type { Environment } from './environment.js';
+export {
+  canFork,
+  type Environment,
+  type ForkableEnvironment,
+  forkEnvironment,
+} from './environment.js';
 export type { GoalCheckInput } from './goal-check.js';
 export {
   formatFieldPath,

@@ -1,9 +1,10 @@
 /**
  * Reuses expensive environments (engine processes, browsers) across rollout collections:
  * a collector's `close()` on a leased environment returns it to the pool instead of
- * closing it; `closeAll()` closes them for good.
+ * closing it; `closeAll()` closes them for good. A leased environment forks where the pooled
+ * one can.
  */
-import type { Environment } from '../mdp/environment.js';
+import { canFork, type Environment } from '../mdp/environment.js';
 import type { Observation, StepResult, Task } from '../mdp/schemas.js';
 
 export class EnvironmentPool {
@@ -24,6 +25,8 @@ export class EnvironmentPool {
         returned = true;
         this.idle.push(environment);
       },
+      // A fork is the caller's own, outside the pool; only an environment that can fork can.
+      ...(canFork(environment) ? { fork: () => environment.fork() } : {}),
     };
   }
 

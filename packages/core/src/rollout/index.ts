@@ -6,6 +6,7 @@ export { EnvironmentPool } from './environment-pool.js';
 export {
   type CollectOptions,
   collectRollouts,
+  type EpisodeState,
   type Rollout,
   RolloutCollector,
   type RolloutCollectorOptions,

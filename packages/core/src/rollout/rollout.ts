@@ -120,6 +120,22 @@ export interface CollectOptions {
   signal?: AbortSignal;
   /** Called as each episode ends (in the order they end), with how many of all have ended. */
   onEpisode?: (rollout: Rollout, progress: { done: number; total: number }) => void;
+  /**
+   * Called at every state of every episode before the policy acts, and waited for: where the
+   * environment can fork, the caller may fork it there (forked continuations' credit). An
+   * episode played again after an environment failure calls it again for its states.
+   */
+  onState?: (state: EpisodeState) => void | Promise<void>;
+}
+
+/** Where an episode stands when the policy is about to act (what `onState` sees). */
+export interface EpisodeState {
+  /** The episode's index in the collection: task order, then index in its group. */
+  episode: number;
+  /** Steps taken before this state (the state is s_stepIndex). */
+  stepIndex: number;
+  /** The environment, in that state: fork it to play on from there. */
+  environment: Environment;
 }
 
 function validatePositiveInteger(value: number, field: string): void {
@@ -179,7 +195,7 @@ export class RolloutCollector {
           job.task,
           job.indexInGroup,
           () => base.fork(`episode:${jobIndex}`),
-          options,
+          { ...options, episode: jobIndex },
         );
         ended += 1;
         options.onEpisode?.(results[jobIndex]!, { done: ended, total: jobs.length });
@@ -204,7 +220,7 @@ export class RolloutCollector {
     task: Task,
     indexInGroup: number,
     stream: () => SeededRandom,
-    options: CollectOptions,
+    options: CollectOptions & { episode: number },
   ): Promise<Rollout> {
     const allowed = this.episodeRetries;
     for (let retries = 0; ; retries += 1) {
@@ -231,7 +247,7 @@ export class RolloutCollector {
     task: Task,
     indexInGroup: number,
     random: SeededRandom,
-    options: CollectOptions,
+    options: CollectOptions & { episode: number },
   ): Promise<Omit<Rollout, 'retries'>> {
     const started = performance.now();
     let observation: Observation;
@@ -245,62 +261,24 @@ export class RolloutCollector {
         },
       );
     }
-    const steps: RolloutStep[] = [];
-    const history: Step[] = [];
-    let success = false;
-    let done = false;
-    let budgetExhausted = false;
-    while (!done && steps.length < this.options.maxSteps) {
-      const candidates = [
-        ...candidateActionsAt(observation, history, this.options.candidateActions),
-      ];
-      const actStarted = performance.now();
-      const decision = await policy.act(observation, {
-        task,
-        history,
-        candidates,
-        random,
-        greedy: options.greedy ?? false,
-        ...(options.signal ? { signal: options.signal } : {}),
-      });
-      const stepStarted = performance.now();
-      let result: Awaited<ReturnType<Environment['step']>>;
-      try {
-        result = await environment.step(decision.action);
-      } catch (error) {
-        if (!BudgetExhaustedError.isInstance(error)) throw error;
-        budgetExhausted = true;
-        break;
-      }
-      const stepEnded = performance.now();
-      const penalty = decision.rewardPenalty ?? 0;
-      const reward = result.reward + penalty;
-      done = result.done;
-      if (result.info.success === true) success = true;
-      steps.push({
-        observation,
-        candidates,
-        action: decision.action,
-        logprob: decision.logprob,
-        reward,
-        environmentReward: result.reward,
-        penalty,
-        done,
-        truncated: result.truncated === true,
-        info: result.info,
-        policyInfo: decision.info,
-        actSeconds: (stepStarted - actStarted) / 1000,
-        stepSeconds: (stepEnded - stepStarted) / 1000,
-      });
-      history.push({
-        observation,
-        action: decision.action,
-        reward,
-        done,
-        ...(result.truncated ? { truncated: true } : {}),
-      });
-      observation = result.observation;
-    }
+    const { onState, episode } = options;
+    const played = await playOn({
+      environment,
+      policy,
+      task,
+      observation,
+      history: [],
+      random,
+      maxSteps: this.options.maxSteps,
+      ...(this.options.candidateActions ? { candidateActions: this.options.candidateActions } : {}),
+      greedy: options.greedy ?? false,
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(onState
+        ? { onState: (stepIndex: number) => onState({ episode, stepIndex, environment }) }
+        : {}),
+    });
+    const { steps } = played;
+    let { success } = played;
     const last = steps.at(-1);
     if (!success && last?.done && last.info.success === undefined && last.environmentReward > 0) {
       success = true;
@@ -311,14 +289,112 @@ export class RolloutCollector {
       groupId: task.id,
       indexInGroup,
       steps,
-      finalObservation: observation,
+      finalObservation: played.observation,
       success,
       totalReward: steps.reduce((total, step) => total + step.reward, 0),
-      truncated: !done || last?.truncated === true,
-      budgetExhausted,
+      truncated: !played.done || last?.truncated === true,
+      budgetExhausted: played.budgetExhausted,
       seconds: (performance.now() - started) / 1000,
     };
   }
+}
+
+/** Where {@link playOn} starts: an environment in the state `observation`, after `history`. */
+export interface PlayOnOptions {
+  environment: Environment;
+  policy: Policy;
+  task: Task;
+  /** The current state (s_t). */
+  observation: Observation;
+  /** The episode's steps before it (t of them); the steps played are appended to it. */
+  history: Step[];
+  random: SeededRandom;
+  /** The episode's step limit, counted from its start (the history included). */
+  maxSteps: number;
+  candidateActions?: (observation: Observation, history: readonly Step[]) => string[];
+  greedy: boolean;
+  signal?: AbortSignal;
+  /** Called at each state before the policy acts, with the number of steps taken before it. */
+  onState?: (stepIndex: number) => void | Promise<void>;
+}
+
+/** What {@link playOn} played. */
+export interface PlayedSteps {
+  steps: RolloutStep[];
+  /** The state after the last step. */
+  observation: Observation;
+  /** The environment reported success at some step. */
+  success: boolean;
+  /** The environment ended the episode (otherwise the step limit or the budget did). */
+  done: boolean;
+  /** The sim-to-real budget ran out mid-way. */
+  budgetExhausted: boolean;
+}
+
+/**
+ * Plays an episode on from a state until the environment ends it, `maxSteps` steps in all are
+ * taken, or the real-transition budget runs out: a collected episode from its reset, a forked
+ * continuation from the state it was forked at.
+ */
+export async function playOn(options: PlayOnOptions): Promise<PlayedSteps> {
+  const { environment, policy, task, history, random } = options;
+  let { observation } = options;
+  const steps: RolloutStep[] = [];
+  let success = false;
+  let done = false;
+  let budgetExhausted = false;
+  while (!done && history.length < options.maxSteps) {
+    if (options.signal?.aborted) throw options.signal.reason ?? new Error('Rollout aborted.');
+    await options.onState?.(history.length);
+    const candidates = [...candidateActionsAt(observation, history, options.candidateActions)];
+    const actStarted = performance.now();
+    const decision = await policy.act(observation, {
+      task,
+      history,
+      candidates,
+      random,
+      greedy: options.greedy,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    const stepStarted = performance.now();
+    let result: Awaited<ReturnType<Environment['step']>>;
+    try {
+      result = await environment.step(decision.action);
+    } catch (error) {
+      if (!BudgetExhaustedError.isInstance(error)) throw error;
+      budgetExhausted = true;
+      break;
+    }
+    const stepEnded = performance.now();
+    const penalty = decision.rewardPenalty ?? 0;
+    const reward = result.reward + penalty;
+    done = result.done;
+    if (result.info.success === true) success = true;
+    steps.push({
+      observation,
+      candidates,
+      action: decision.action,
+      logprob: decision.logprob,
+      reward,
+      environmentReward: result.reward,
+      penalty,
+      done,
+      truncated: result.truncated === true,
+      info: result.info,
+      policyInfo: decision.info,
+      actSeconds: (stepStarted - actStarted) / 1000,
+      stepSeconds: (stepEnded - stepStarted) / 1000,
+    });
+    history.push({
+      observation,
+      action: decision.action,
+      reward,
+      done,
+      ...(result.truncated ? { truncated: true } : {}),
+    });
+    observation = result.observation;
+  }
+  return { steps, observation, success, done, budgetExhausted };
 }
 
 /** Collects rollouts with a one-off collector that is closed afterwards. */

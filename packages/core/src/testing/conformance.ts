@@ -8,11 +8,12 @@ import { dirname, join } from 'node:path';
 import type { DomainAdapter } from '../adapter.js';
 import {
   ActionParseError,
+  ConfigError,
   DatasetFormatError,
   DatasetNotFoundError,
   EnvironmentStateError,
 } from '../errors.js';
-import type { Environment } from '../mdp/environment.js';
+import { canFork, type Environment, forkEnvironment } from '../mdp/environment.js';
 import {
   ObservationSchema,
   StepResultSchema,
@@ -188,6 +189,73 @@ export function environmentConformanceChecks(
           ensure(
             result.info.invalidAction === true,
             `step(${JSON.stringify(invalidAction)}) must set info.invalidAction = true`,
+          );
+        }),
+    },
+    {
+      name: 'fork() (where the environment can) plays on from the current state and leaves the original untouched; where it cannot, forkEnvironment says so',
+      run: () =>
+        withEnvironment(options, async (environment) => {
+          const task = options.tasks[0]!;
+          if (!canFork(environment)) {
+            await environment.reset(task);
+            let error: unknown;
+            try {
+              await forkEnvironment(environment);
+            } catch (thrown) {
+              error = thrown;
+            }
+            ensure(
+              ConfigError.isInstance(error) && /cannot fork/.test((error as Error).message),
+              'forkEnvironment() of an environment without fork() must throw a ConfigError that says it cannot fork',
+            );
+            return;
+          }
+          const observation = await environment.reset(task);
+          const first = options.solution?.[0] ?? observation.actions?.[0];
+          ensure(
+            first !== undefined,
+            'without `solution`, observations must list admissible `actions`',
+          );
+          const started = await environment.step(first);
+          ensure(
+            !started.done,
+            'the first action of the solution ended the episode: nothing to fork',
+          );
+          const fork = await environment.fork();
+          try {
+            // The fork finishes the episode...
+            const random = new SeededRandom(options.seed ?? 0);
+            let forkObservation = started.observation;
+            const rest = options.solution?.slice(1);
+            for (let step = 0; ; step += 1) {
+              ensure(
+                step < (rest?.length ?? options.maxSteps ?? 100),
+                'the fork did not end the episode',
+              );
+              const action =
+                rest?.[step] ?? random.choice(forkObservation.actions ?? [invalidAction]);
+              const result = await fork.step(action);
+              expectValid(StepResultSchema, result, `fork step(${JSON.stringify(action)})`);
+              forkObservation = result.observation;
+              if (result.done) break;
+            }
+            await expectRejection(
+              fork.step(invalidAction),
+              EnvironmentStateError.isInstance,
+              'step() of a fork after its episode ended must throw EnvironmentStateError',
+            );
+            // ...while the original is still where the fork left it, mid-episode.
+            const result = await environment.step(invalidAction);
+            expectValid(StepResultSchema, result, 'step() of the original after its fork ended');
+          } finally {
+            await fork.close();
+          }
+          // Closing the fork leaves the original open.
+          expectValid(
+            ObservationSchema,
+            await environment.reset(task),
+            'reset() after the fork closed',
           );
         }),
     },

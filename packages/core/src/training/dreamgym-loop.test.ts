@@ -369,6 +369,84 @@ describe('DreamGymLoop algorithms and resume', () => {
   );
 });
 
+describe('DreamGymLoop with fork credit', () => {
+  it.each(['grpo', 'ppo'] as const)(
+    '%s: counts and logs the forks, and resumes from a stop mid-iteration exactly',
+    async (algorithm) => {
+      const config = {
+        algorithm,
+        iterations: 3,
+        checkpointEvery: 1,
+        trainer: { credit: 'fork', forks: { continuations: 2, every: 2 } },
+        evaluation: { every: 0, environments: [] },
+        simToReal: { realTransitionBudget: 0 },
+      } as DreamGymConfigInput;
+      /** The loop's policy, counting its decisions; `onCall` sees each count. */
+      const countingPolicy = (onCall: (calls: number) => void = () => {}) => {
+        const policy = createLinearSoftmaxPolicy(
+          parseDreamGymConfig({ ...corridorLoopConfig, ...config }),
+        );
+        const act = policy.act.bind(policy);
+        let calls = 0;
+        policy.act = (observation: Observation, context: PolicyContext) => {
+          calls += 1;
+          onCall(calls);
+          return act(observation, context);
+        };
+        return { policy, calls: () => calls };
+      };
+      const counted = countingPolicy();
+      const callsAt: number[] = [];
+      const logs: string[] = [];
+      const reference = await (
+        await corridorLoop(
+          join(directory, 'reference'),
+          {
+            policy: counted.policy,
+            log: (line) => logs.push(line),
+            onIteration: () => callsAt.push(counted.calls()),
+          },
+          config,
+        )
+      ).run();
+      let total = 0;
+      for (const record of reference.metrics) {
+        const forkSteps = record.update.forkSteps!;
+        expect(forkSteps).toBeGreaterThan(record.update.forkStates!);
+        total += forkSteps;
+        expect(record.forkTransitions).toBe(total);
+        expect(logs).toContain(
+          `iteration ${record.iteration + 1}: fork credit: ${record.update.forkStates} states forked, ${forkSteps} synthetic steps in their continuations beside the episodes' ${record.syntheticTransitions - (reference.metrics[record.iteration - 1]?.syntheticTransitions ?? 0)} (${total} fork steps in all)`,
+        );
+      }
+
+      // Stopped while iteration 3 plays its forks (its episodes are collected, its update not made).
+      const third = reference.metrics[2]!;
+      const episodeSteps = third.syntheticTransitions - reference.metrics[1]!.syntheticTransitions;
+      const stopAt = callsAt[1]! + episodeSteps + Math.floor(third.update.forkSteps! / 2);
+      const controller = new AbortController();
+      const stopping = countingPolicy((calls) => {
+        if (calls === stopAt) controller.abort(new Error('stopped for the test'));
+      });
+      const stopped = join(directory, 'stopped');
+      await expect(
+        (await corridorLoop(stopped, { policy: stopping.policy }, config)).run({
+          signal: controller.signal,
+        }),
+      ).rejects.toThrow(/stopped for the test/);
+      expect(
+        (await readFile(join(stopped, 'metrics.jsonl'), 'utf8')).trim().split('\n'),
+      ).toHaveLength(2);
+
+      const resumed = await (await corridorLoop(stopped, {}, config)).run({ resume: true });
+      expect(withoutTimings(resumed.metrics)).toEqual(withoutTimings(reference.metrics));
+      const weights = (policy: unknown) =>
+        Buffer.from((policy as LinearSoftmaxPolicy).weights.buffer);
+      expect(weights(resumed.policy).equals(weights(reference.policy))).toBe(true);
+    },
+  );
+});
+
 describe('loadRunPolicy', () => {
   it("restores the latest checkpoint's policy and, given a buffer, the experience it covers", async () => {
     const run = join(directory, 'run');

@@ -41,6 +41,7 @@ import {
   type DreamGymConfigInput,
   parseDreamGymConfig,
 } from './dreamgym-config.js';
+import { forkCreditLine } from './fork-credit.js';
 import { LinearValueFunction } from './linear-value-function.js';
 import { LoopEvaluation, type StartEvaluation } from './loop-evaluation.js';
 import {
@@ -52,7 +53,7 @@ import {
   valueFunctionFromCheckpoint,
 } from './loop-state.js';
 import { createLoopTrainer, rewardGroups } from './loop-trainer.js';
-import { type IterationMetrics, IterationMetricsSchema } from './metrics.js';
+import { type IterationMetrics, IterationMetricsSchema, updateRecord } from './metrics.js';
 import type { PolicyGradientTrainer, UpdateMetrics } from './policy-gradient-trainer.js';
 import { extendRun } from './run-extension.js';
 import { RunLedger } from './run-ledger.js';
@@ -242,7 +243,7 @@ export class DreamGymLoop {
         settings: config,
         config,
         seed: config.seed,
-        counters: { phase: 'synthetic', metricsLines: 0 },
+        counters: { phase: 'synthetic', metricsLines: 0, forkTransitions: 0 },
         replayBuffer: components.replayBuffer,
         // With `extend`, the configuration may raise the run's iterations and real-transition
         // budget (`run-extension.ts`).
@@ -427,6 +428,7 @@ export class DreamGymLoop {
         ...(signal ? { signal } : {}),
       });
       counters.syntheticTransitions += update.steps;
+      counters.forkTransitions += update.forkSteps ?? 0;
       if (config.replayWriteBack) await this.addExperience(rollouts, 'synthetic', state.ledger);
       curriculum.observe(rewardGroups(rollouts), counters.iteration);
       const growth = await curriculum.grow(
@@ -572,22 +574,15 @@ export class DreamGymLoop {
       bufferSize: this.components.replayBuffer.size,
       realTransitions: counters.realTransitions,
       syntheticTransitions: counters.syntheticTransitions,
-      update: {
-        loss: update.loss,
-        policyLoss: update.policyLoss,
-        kl: update.kl,
-        entropy: update.entropy,
-        clipFraction: update.clipFraction,
-        gradNorm: update.gradNorm,
-        meanAbsAdvantage: update.meanAbsAdvantage,
-        behaviourMismatch: update.behaviourMismatch,
-        ...(update.valueLoss === undefined ? {} : { valueLoss: update.valueLoss }),
-      },
+      ...(update.forkSteps === undefined ? {} : { forkTransitions: counters.forkTransitions }),
+      update: updateRecord(update),
       evaluations,
       ...(gap ? { syntheticToRealGap: gap } : {}),
       seconds: (performance.now() - started) / 1000,
     });
     await state.ledger.appendLines('metrics.jsonl', [JSON.stringify(record)]);
+    if (update.forkSteps !== undefined)
+      this.log(forkCreditLine(iterationNumber, update, counters.forkTransitions));
     counters.iteration += 1;
     state.metrics.push(record);
     const stalled = stalledUpdateWarning(state.metrics);

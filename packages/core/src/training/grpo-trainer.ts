@@ -1,15 +1,19 @@
 /**
  * `GrpoTrainer`: group-relative policy optimisation. Each task is rolled out n times per
  * iteration; an episode's reward is normalised within its group (GRPO) or only centred
- * (Dr.GRPO) and broadcast to every step of the episode; no value function.
+ * (Dr.GRPO) and broadcast to every step of the episode; no value function. With
+ * `credit: 'fork'` each step gets its own advantage instead: its return-to-go against its
+ * state's value from forked continuations.
  */
 
 import type { Rollout } from '../rollout/rollout.js';
 import { broadcastToSteps, groupNormalizedAdvantages, weighEpisodesAlike } from './advantages.js';
+import { forkAdvantages } from './fork-credit.js';
 import {
   type AdvantageEstimate,
   PolicyGradientTrainer,
   type PolicyGradientTrainerOptions,
+  type StepValues,
   type TrainingSample,
 } from './policy-gradient-trainer.js';
 
@@ -46,13 +50,27 @@ export class GrpoTrainer extends PolicyGradientTrainer {
   protected estimateAdvantages(
     rollouts: readonly Rollout[],
     _samples: readonly TrainingSample[],
+    values?: StepValues,
   ): AdvantageEstimate {
+    const lengths = rollouts.map((rollout) => rollout.steps.length);
+    if (values) {
+      // Fork credit: each step's own advantage, G_t - V(s_t), undiscounted as GRPO's reward.
+      const { advantages } = forkAdvantages(rollouts, values, 1);
+      if (this.episodeWeighting === 'step') return { advantages };
+      const weights = broadcastToSteps(
+        weighEpisodesAlike(
+          lengths.map(() => 1),
+          lengths,
+        ),
+        lengths,
+      );
+      return { advantages: advantages.map((advantage, step) => advantage * weights[step]!) };
+    }
     const episodeAdvantages = groupNormalizedAdvantages(
       rollouts.map((rollout) => rollout.totalReward),
       rollouts.map((rollout) => rollout.groupId),
       { normalizeByStd: this.estimator === 'grpo', epsilon: this.epsilon },
     );
-    const lengths = rollouts.map((rollout) => rollout.steps.length);
     const weighted =
       this.episodeWeighting === 'episode'
         ? weighEpisodesAlike(episodeAdvantages, lengths)

@@ -50,6 +50,15 @@ export {
   type VerlStepRecord,
   VerlStepRecordSchema,
 } from './exporters.js';
+export {
+  type ForkCreditOptions,
+  type ForkCreditSettings,
+  ForkedStates,
+  type ForkPlayOptions,
+  type ForkValues,
+  forkAdvantages,
+  forkCreditSettings,
+} from './fork-credit.js';
 export { GrpoTrainer, type GrpoTrainerOptions } from './grpo-trainer.js';
 export {
   LinearValueFunction,
@@ -63,6 +72,7 @@ export {
   PolicyGradientTrainer,
   type PolicyGradientTrainerOptions,
   type ScoredRollout,
+  type StepValues,
   type TrainerStep,
   type TrainerStepOptions,
   type TrainingSample,

@@ -22,6 +22,8 @@ import { LedgerCountersSchema, RunLedger } from './run-ledger.js';
 export const CountersSchema = LedgerCountersSchema.extend({
   phase: z.enum(['synthetic', 'real']),
   metricsLines: z.number().int().nonnegative(),
+  /** Synthetic steps played by forked continuations (`trainer.credit: 'fork'`), beside `syntheticTransitions`. */
+  forkTransitions: z.number().int().nonnegative().default(0),
 });
 export type Counters = z.infer<typeof CountersSchema>;
 

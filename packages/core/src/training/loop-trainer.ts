@@ -44,6 +44,10 @@ export function createLoopTrainer(
     maxGradNorm: config.trainer.maxGradNorm,
     loss: config.trainer.loss,
     ...(reference ? { referencePolicy: reference } : {}),
+    // Fork credit in the synthetic phase only: real environments cannot fork.
+    ...(phase === 'synthetic' && config.trainer.credit === 'fork'
+      ? { credit: 'fork' as const, forks: config.trainer.forks ?? {} }
+      : {}),
   };
   if (config.algorithm === 'ppo') {
     return new PpoTrainer({

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { EvaluationMetricsSchema, SyntheticToRealGapSchema } from '../eval/evaluation-metrics.js';
+import type { UpdateMetrics } from './policy-gradient-trainer.js';
 
 export const IterationMetricsSchema = z.object({
   iteration: z.number().int().nonnegative(),
@@ -28,6 +29,11 @@ export const IterationMetricsSchema = z.object({
   /** Real-environment transitions spent so far (sim-to-real budget). */
   realTransitions: z.number().int().nonnegative(),
   syntheticTransitions: z.number().int().nonnegative(),
+  /**
+   * Synthetic steps played so far by forked continuations (`trainer.credit: 'fork'`), not in
+   * `syntheticTransitions`; absent with episode credit. The iteration's own are `update.forkSteps`.
+   */
+  forkTransitions: z.number().int().nonnegative().optional(),
   /** Trainer diagnostics (loss parts, KL, entropy, clip fraction...). */
   update: z.record(z.string(), z.number()).default({}),
   evaluations: z.array(EvaluationMetricsSchema).default([]),
@@ -37,3 +43,24 @@ export const IterationMetricsSchema = z.object({
 });
 export type IterationMetrics = z.infer<typeof IterationMetricsSchema>;
 export type IterationMetricsInput = z.input<typeof IterationMetricsSchema>;
+
+/**
+ * The trainer's figures an iteration's record keeps under `update`: the loss and its parts, the
+ * critic's loss (PPO), and with fork credit the states forked and their continuations' steps.
+ */
+export function updateRecord(update: UpdateMetrics): Record<string, number> {
+  return {
+    loss: update.loss,
+    policyLoss: update.policyLoss,
+    kl: update.kl,
+    entropy: update.entropy,
+    clipFraction: update.clipFraction,
+    gradNorm: update.gradNorm,
+    meanAbsAdvantage: update.meanAbsAdvantage,
+    behaviourMismatch: update.behaviourMismatch,
+    ...(update.valueLoss === undefined ? {} : { valueLoss: update.valueLoss }),
+    ...(update.forkSteps === undefined
+      ? {}
+      : { forkSteps: update.forkSteps, forkStates: update.forkStates ?? 0 }),
+  };
+}

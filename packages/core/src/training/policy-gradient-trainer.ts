@@ -4,7 +4,9 @@
  * the policy's own clipped policy-gradient update (`TrainablePolicy.update`: epochs over
  * shuffled mini-batches, KL to a frozen reference, entropy bonus), wherever its gradient
  * step runs. The trainers differ only in the advantage estimator, in which rollouts carry a
- * learning signal, and in fitting a value function.
+ * learning signal, and in fitting a value function. With `credit: 'fork'` the environments
+ * fork at chosen states while the rollouts play, and the continuations played from the forks
+ * give each step its own value (`fork-credit.ts`).
  */
 import { ConfigError } from '../errors.js';
 import type { Environment } from '../mdp/environment.js';
@@ -17,6 +19,13 @@ import {
 } from '../policy/ppo-loss.js';
 import type { SeededRandom } from '../random/seeded-random.js';
 import { type Rollout, RolloutCollector } from '../rollout/rollout.js';
+import {
+  type ForkCreditOptions,
+  type ForkCreditSettings,
+  ForkedStates,
+  type ForkValues,
+  forkCreditSettings,
+} from './fork-credit.js';
 
 /** Options shared by every policy-gradient trainer. */
 export interface PolicyGradientTrainerOptions {
@@ -53,6 +62,17 @@ export interface PolicyGradientTrainerOptions {
    * iteration, when `loss.klCoefficient > 0`.
    */
   referencePolicy?: TrainablePolicy;
+  /**
+   * How a step's advantage is credited. `episode` (default): from its episode's return (GRPO:
+   * against its group; PPO: GAE over the critic). `fork`: its own, from forked continuations:
+   * the environment forks at chosen states of each episode (`forks`), the policy plays on from
+   * each, and a step's advantage is its return-to-go against its state's Monte-Carlo value.
+   * Needs environments that can fork (`SyntheticEnvironment`; a real one throws a
+   * `ConfigError`).
+   */
+  credit?: 'episode' | 'fork';
+  /** With `credit: 'fork'`: continuations per state and which states fork. */
+  forks?: ForkCreditOptions;
 }
 
 /** What one training iteration ({@link PolicyGradientTrainer.step}) did. */
@@ -100,6 +120,10 @@ export interface UpdateMetrics {
   behaviourMismatch: number;
   /** Mean squared error of the value function (PPO only). */
   valueLoss?: number;
+  /** With fork credit: synthetic steps the forked continuations took, on top of `steps`. */
+  forkSteps?: number;
+  /** With fork credit: states forked (each played on `forks.continuations` times). */
+  forkStates?: number;
   /** Seconds spent collecting rollouts, and updating. */
   rolloutSeconds: number;
   updateSeconds: number;
@@ -131,6 +155,12 @@ export interface ScoredRollout {
   /** log pi_ref of each step, when there is a KL reference. */
   referenceLogprobs?: number[];
 }
+
+/**
+ * V(s_t) of every step of each rollout handed to the estimator (same order), from forked
+ * continuations (`credit: 'fork'`).
+ */
+export type StepValues = readonly (readonly number[])[];
 
 /** What an advantage estimator returns for an iteration's steps (in batch order). */
 export interface AdvantageEstimate {
@@ -187,6 +217,10 @@ export abstract class PolicyGradientTrainer {
   private readonly miniBatchSize: number | undefined;
   private readonly maxGradNorm: number | undefined;
   private readonly learningRate: number | undefined;
+  private readonly forkSettings: ForkCreditSettings | undefined;
+  private readonly maxSteps: number;
+  private readonly concurrency: number;
+  private readonly candidateActions: PolicyGradientTrainerOptions['candidateActions'];
   private iterations = 0;
 
   protected constructor(options: PolicyGradientTrainerOptions, defaultRolloutsPerTask: number) {
@@ -213,6 +247,16 @@ export abstract class PolicyGradientTrainer {
     this.maxGradNorm = options.maxGradNorm ?? 1;
     this.learningRate = options.learningRate;
     this.reference = options.referencePolicy;
+    const credit = options.credit ?? 'episode';
+    if (credit !== 'episode' && credit !== 'fork') {
+      throw new ConfigError(`credit must be 'episode' or 'fork', got ${String(credit)}.`, {
+        field: 'credit',
+      });
+    }
+    this.forkSettings = credit === 'fork' ? forkCreditSettings(options.forks) : undefined;
+    this.maxSteps = options.maxSteps;
+    this.concurrency = options.concurrency ?? 8;
+    this.candidateActions = options.candidateActions;
     this.collector = new RolloutCollector({
       environmentFactory: options.environmentFactory,
       maxSteps: options.maxSteps,
@@ -239,11 +283,20 @@ export abstract class PolicyGradientTrainer {
     return rollouts.filter((rollout) => !rollout.budgetExhausted);
   }
 
-  /** Scores the steps of `rollouts` (batch order: rollout, then step). */
+  /**
+   * Scores the steps of `rollouts` (batch order: rollout, then step); with fork credit,
+   * `values` holds V(s_t) of each of their steps.
+   */
   protected abstract estimateAdvantages(
     rollouts: readonly Rollout[],
     samples: readonly TrainingSample[],
+    values?: StepValues,
   ): AdvantageEstimate;
+
+  /** The discount of the returns fork credit compares (1: GRPO's undiscounted reward). */
+  protected creditDiscount(): number {
+    return 1;
+  }
 
   /** Fits auxiliary models (the value function) after the policy update; returns extra metrics. */
   protected afterPolicyUpdate(
@@ -268,17 +321,41 @@ export abstract class PolicyGradientTrainer {
       options.tasks ?? this.random.shuffle([...this.tasks]).slice(0, this.tasksPerIteration);
     if (tasks.length === 0)
       throw new ConfigError('step() needs at least one task.', { field: 'tasks' });
-    const collected = await this.collector.collect({
-      policy: this.policy,
-      tasks,
-      rolloutsPerTask: this.rolloutsPerTask,
-      random: this.random,
-      ...(signal ? { signal } : {}),
-    });
+    const forked = this.forkSettings ? new ForkedStates(this.forkSettings) : undefined;
+    let forks: ForkValues | undefined;
+    let collected: Rollout[];
+    try {
+      collected = await this.collector.collect({
+        policy: this.policy,
+        tasks,
+        rolloutsPerTask: this.rolloutsPerTask,
+        random: this.random,
+        ...(signal ? { signal } : {}),
+        ...(forked ? { onState: forked.onState } : {}),
+      });
+      forks = await forked?.values(collected, {
+        policy: this.policy,
+        random: this.random,
+        maxSteps: this.maxSteps,
+        concurrency: this.concurrency,
+        gamma: this.creditDiscount(),
+        ...(this.candidateActions ? { candidateActions: this.candidateActions } : {}),
+        ...(signal ? { signal } : {}),
+      });
+    } finally {
+      await forked?.close();
+    }
     const updateStarted = performance.now();
     const rollouts = this.rolloutsForUpdate(collected);
     const samples = rolloutSamples(rollouts);
-    const estimate = this.estimateAdvantages(rollouts, samples);
+    const forkedValues = forks
+      ? new Map(collected.map((rollout, index) => [rollout, forks.values[index]!]))
+      : undefined;
+    const estimate = this.estimateAdvantages(
+      rollouts,
+      samples,
+      forkedValues && rollouts.map((rollout) => forkedValues.get(rollout)!),
+    );
     const behaviourLogprobs = await this.behaviourLogprobs(rollouts, samples, signal);
     const referenceLogprobs = this.reference
       ? await this.reference.logprobs(
@@ -343,6 +420,7 @@ export abstract class PolicyGradientTrainer {
       behaviourMismatch: update.behaviourMismatch,
       rolloutSeconds: (updateStarted - rolloutStarted) / 1000,
       updateSeconds: (updateEnded - updateStarted) / 1000,
+      ...(forks ? { forkSteps: forks.steps, forkStates: forks.states } : {}),
       ...extra,
     };
     return { metrics, rollouts: collected, scored };

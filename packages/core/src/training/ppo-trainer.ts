@@ -1,15 +1,20 @@
 /**
  * `PpoTrainer`: PPO with generalised advantage estimation over a linear value function of
- * hashed state features, fitted to the GAE returns after each policy update.
+ * hashed state features, fitted to the GAE returns after each policy update. With
+ * `credit: 'fork'` the advantages come from forked continuations instead (a step's discounted
+ * return-to-go against its state's Monte-Carlo value), and the critic is fitted to those
+ * returns.
  */
 import { ConfigError } from '../errors.js';
 import type { Rollout } from '../rollout/rollout.js';
 import { gaeAdvantages, whiten } from './advantages.js';
+import { forkAdvantages } from './fork-credit.js';
 import { LinearValueFunction } from './linear-value-function.js';
 import {
   type AdvantageEstimate,
   PolicyGradientTrainer,
   type PolicyGradientTrainerOptions,
+  type StepValues,
   type TrainingSample,
   type UpdateMetrics,
 } from './policy-gradient-trainer.js';
@@ -64,13 +69,25 @@ export class PpoTrainer extends PolicyGradientTrainer {
     return [...rollouts];
   }
 
+  protected override creditDiscount(): number {
+    return this.gamma;
+  }
+
   protected estimateAdvantages(
     rollouts: readonly Rollout[],
     samples: readonly TrainingSample[],
+    values?: StepValues,
   ): AdvantageEstimate {
     this.features = samples.map(({ sample }) =>
       this.valueFunction.features(sample.task, sample.observation, sample.previousActions),
     );
+    if (values) {
+      const estimate = forkAdvantages(rollouts, values, this.gamma);
+      return {
+        advantages: this.normalizeAdvantages ? whiten(estimate.advantages) : estimate.advantages,
+        returns: estimate.returns,
+      };
+    }
     const advantages: number[] = [];
     const returns: number[] = [];
     let offset = 0;
