@@ -1,9 +1,7 @@
 /**
- * Flag parsing shared by every command: strict `parseArgs`, typed number flags, JSON files,
- * and errors that name the flag.
+ * Flag parsing shared by every command: strict `parseArgs`, typed number flags, and errors
+ * that name the flag.
  */
-import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, type EvaluationMetrics } from '@dreamgym/core';
 
@@ -30,43 +28,58 @@ export function fail(message: string, field?: string): never {
   throw new ConfigError(message, field === undefined ? {} : { field });
 }
 
-export type FlagValues = Record<string, string | boolean | string[] | undefined>;
-export type FlagSpecs = Record<
-  string,
-  { type: 'string' | 'boolean'; multiple?: boolean; short?: string }
->;
+export type FlagValues = Record<string, string | number | boolean | string[] | undefined>;
 
-/** Strict flag parsing (`--help` always allowed); an unknown flag fails with the usage. */
+/** One flag: its parser type, and for a typed value the function that reads its text. */
+export interface FlagSpec {
+  type: 'string' | 'boolean';
+  multiple?: boolean;
+  short?: string;
+  /** Reads the flag's text into its value (a number...); its errors name the flag. */
+  parse?: (text: string, flag: string) => unknown;
+}
+export type FlagSpecs = Record<string, FlagSpec>;
+
+/**
+ * Strict flag parsing (`--help` always allowed); an unknown flag fails with the usage. A flag
+ * with a `parse` function comes back as its value (an integer flag as a number), so a bad
+ * value fails here, naming the flag, before anything runs.
+ */
 export function parseFlags(args: string[], options: FlagSpecs, usage: string): FlagValues {
+  let values: FlagValues;
   try {
-    const { values } = parseArgs({
+    const parserOptions = Object.fromEntries(
+      Object.entries(options).map(([name, { parse: _parse, ...spec }]) => [name, spec]),
+    );
+    values = parseArgs({
       args,
-      options: { ...options, help: { type: 'boolean', short: 'h' } },
+      options: { ...parserOptions, help: { type: 'boolean', short: 'h' } },
       strict: true,
       allowPositionals: false,
-    });
-    return values as FlagValues;
+    }).values as FlagValues;
   } catch (error) {
     fail(`${(error as Error).message}\n\n${usage}`);
   }
+  for (const [name, { parse }] of Object.entries(options)) {
+    const text = values[name];
+    if (parse !== undefined && typeof text === 'string')
+      values[name] = parse(text, `--${name}`) as FlagValues[string];
+  }
+  return values;
 }
 
-/** The integer value of a flag, or undefined when absent. */
-export function integer(
-  value: string | boolean | string[] | undefined,
-  flag: string,
-): number | undefined {
+/** The integer value of a flag (its text, or the value `parseFlags` read), or undefined when absent. */
+export function integer(value: FlagValues[string], flag: string): number | undefined {
+  if (typeof value === 'number' && Number.isInteger(value)) return value;
   if (value === undefined || typeof value !== 'string') return undefined;
   const number = Number(value);
   if (!Number.isInteger(number)) fail(`${flag} must be an integer, got "${value}".`, flag);
   return number;
 }
 
-/** The numeric value of a flag, or undefined when absent. */
-export function decimal(
-  value: string | boolean | string[] | undefined,
-  flag: string,
-): number | undefined {
+/** The numeric value of a flag (its text, or the value `parseFlags` read), or undefined when absent. */
+export function decimal(value: FlagValues[string], flag: string): number | undefined {
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
   if (value === undefined || typeof value !== 'string') return undefined;
   const number = Number(value);
   if (!Number.isFinite(number)) fail(`${flag} must be a number, got "${value}".`, flag);
@@ -74,7 +87,7 @@ export function decimal(
 }
 
 /** `--target-recall`: a recall@8 in (0, 1], or undefined when absent. */
-export function recallTarget(value: string | boolean | string[] | undefined): number | undefined {
+export function recallTarget(value: FlagValues[string]): number | undefined {
   const target = decimal(value, '--target-recall');
   if (target !== undefined && !(target > 0 && target <= 1))
     fail(`--target-recall must be in (0, 1], got ${target}.`, '--target-recall');
@@ -85,25 +98,4 @@ export function recallTarget(value: string | boolean | string[] | undefined): nu
 export function percent(metrics: EvaluationMetrics): string {
   const [low, high] = metrics.successInterval95;
   return `${(metrics.successRate * 100).toFixed(1)}% [95% CI ${(low * 100).toFixed(1)}-${(high * 100).toFixed(1)}%] on ${metrics.episodes} ${metrics.environment} episodes`;
-}
-
-/** Reads a JSON object from `file`; errors name the flag that gave the file. */
-export async function readJsonFile(file: string, flag: string): Promise<Record<string, unknown>> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch {
-    fail(`${flag} ${file} does not exist.`, flag);
-  }
-  try {
-    return JSON.parse(text) as Record<string, unknown>;
-  } catch (error) {
-    fail(`${file} is not valid JSON: ${(error as Error).message}`, flag);
-  }
-}
-
-/** `$DREAMGYM_DATA_DIR/<domain>`, or undefined when the variable is unset. */
-export function defaultDataDirectory(domain: string, io: CommandIo): string | undefined {
-  const root = io.env.DREAMGYM_DATA_DIR;
-  return root ? resolve(io.cwd, root, domain) : undefined;
 }

@@ -107,13 +107,3 @@ export async function checkStartingPolicy(
   );
   if (apart && !options.force) refuse(options.domain, [problem]);
 }
-
-/** The pre-flight's verdict in one line, for the run's result beside the headline. */
-export function preflightLine(report: PreflightReport): string {
-  if (report.offline === undefined) return 'pre-flight: not measured (no outcome judge)';
-  const { recall, falseSuccessRate } = report.offline;
-  const figures = `held-out recall ${(recall * 100).toFixed(1)}%, false success ${(falseSuccessRate * 100).toFixed(2)}%`;
-  return report.trusted
-    ? `pre-flight: passed (${figures})`
-    : `pre-flight: FAILED, trained with --force (${figures}; ${report.problems.length} problem(s) in ${PREFLIGHT_FILE})`;
-}

@@ -14,8 +14,7 @@ import {
 } from '@dreamgym/core';
 import { type DomainSetup, openRun, type SelectedModels } from '@dreamgym/run';
 import { type CommandIo, type FlagValues, fail } from './command-arguments.js';
-import { readSavedRun } from './prepare-run.js';
-import { setupFlags } from './run-flags.js';
+import { readSavedRun, setupFlags } from './run-flags.js';
 import { modelSettings } from './run-models.js';
 
 /** A run reopened at its latest checkpoint. */

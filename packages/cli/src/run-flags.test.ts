@@ -5,13 +5,27 @@
 import { DreamGymConfigSchema } from '@dreamgym/core';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { CommandIo } from './command-arguments.js';
+import { type CommandIo, parseFlags } from './command-arguments.js';
 import {
   domainSetupFromFlags,
   LOOP_FLAG_PATHS,
   loopConfigFromFlags,
   loopFlagSpecs,
+  setupFlagSpecs,
 } from './run-flags.js';
+
+/** Flags as the commands read them: the loop's and the set-up's specs, values parsed. */
+const flags = (...args: string[]) =>
+  parseFlags(
+    args,
+    {
+      domain: { type: 'string' },
+      data: { type: 'string' },
+      ...loopFlagSpecs(),
+      ...setupFlagSpecs(['skip-invalid', 'target-recall', 'eval-tasks']),
+    },
+    'usage',
+  );
 
 const io: CommandIo = {
   stdout: { write: () => true },
@@ -23,7 +37,7 @@ const io: CommandIo = {
 describe('domainSetupFromFlags', () => {
   it('reads --skip-invalid, and leaves it out when absent', () => {
     const lenient = domainSetupFromFlags(
-      { domain: 'webarena-lite', data: 'data/webarena-lite', 'skip-invalid': true },
+      flags('--domain', 'webarena-lite', '--data', 'data/webarena-lite', '--skip-invalid'),
       {},
       io,
       'usage',
@@ -33,22 +47,22 @@ describe('domainSetupFromFlags', () => {
       data: '/work/data/webarena-lite',
       skipInvalid: true,
     });
-    const strict = domainSetupFromFlags({ domain: 'alfworld', data: 'd' }, {}, io, 'usage');
+    const strict = domainSetupFromFlags(flags('--domain', 'alfworld', '--data', 'd'), {}, io, 'u');
     expect(strict).not.toHaveProperty('skipInvalid');
   });
 
   it('reads --target-recall, and refuses one outside (0, 1] naming the flag', () => {
     const tuned = domainSetupFromFlags(
-      { domain: 'alfworld', data: 'd', 'target-recall': '0.9' },
+      flags('--domain', 'alfworld', '--data', 'd', '--target-recall', '0.9', '--eval-tasks', '7'),
       {},
       io,
       'usage',
     );
-    expect(tuned.targetRecall).toBe(0.9);
+    expect(tuned).toMatchObject({ targetRecall: 0.9, evalTasks: 7 });
+    // A bad value fails as the flags are read, before anything runs.
     for (const bad of ['1.5', '0', 'high'])
-      expect(() =>
-        domainSetupFromFlags({ domain: 'alfworld', data: 'd', 'target-recall': bad }, {}, io, 'u'),
-      ).toThrow(/--target-recall must be/);
+      expect(() => flags('--target-recall', bad)).toThrow(/--target-recall must be/);
+    expect(() => flags('--eval-tasks', 'many')).toThrow(/--eval-tasks must be an integer/);
   });
 });
 
@@ -61,7 +75,16 @@ describe('loopConfigFromFlags', () => {
 
   it("sets one field per flag and keeps the rest of the file's objects", () => {
     const config = loopConfigFromFlags(
-      { 'warm-start': 'bc', 'eval-env': 'both', iterations: '3', 'keep-best-on-real': '20' },
+      flags(
+        '--warm-start',
+        'bc',
+        '--eval-env',
+        'both',
+        '--iterations',
+        '3',
+        '--keep-best-on-real',
+        '20',
+      ),
       file,
     );
     expect(config).toEqual({
@@ -75,11 +98,11 @@ describe('loopConfigFromFlags', () => {
   });
 
   it('switches cloning on with defaults, or off, with --warm-start', () => {
-    expect(loopConfigFromFlags({ 'warm-start': 'bc' }, {})).toEqual({
+    expect(loopConfigFromFlags(flags('--warm-start', 'bc'), {})).toEqual({
       warmStart: { behaviourCloning: {} },
     });
-    expect(loopConfigFromFlags({ 'warm-start': 'none' }, file).warmStart).toEqual({});
-    expect(() => loopConfigFromFlags({ 'warm-start': 'dagger' }, file)).toThrow(
+    expect(loopConfigFromFlags(flags('--warm-start', 'none'), file).warmStart).toEqual({});
+    expect(() => loopConfigFromFlags(flags('--warm-start', 'dagger'), file)).toThrow(
       /--warm-start must be bc or none, got "dagger"/,
     );
   });
@@ -104,7 +127,9 @@ describe('the loop flags', () => {
       const field = schemaAt(path);
       expect(field, `--${name} sets ${path.join('.')}, which the schema lacks`).toBeDefined();
       const given = loopConfigFromFlags(
-        { [name]: loopFlagSpecs([name])[name]!.type === 'boolean' ? true : sample(name) },
+        loopFlagSpecs([name])[name]!.type === 'boolean'
+          ? flags(`--${name}`)
+          : flags(`--${name}`, sample(name)),
         {},
       );
       // The configuration a flag gives parses, and holds what the flag set.

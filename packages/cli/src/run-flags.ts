@@ -4,32 +4,41 @@
  * of the policy, with one meaning in every command. What a field then does is the loop's
  * business (core's `DreamGymConfig`); nothing here decides it a second time.
  */
+import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { parseOptions } from '@dreamgym/core';
+import { DreamGymLoop, parseDreamGymConfig, parseOptions } from '@dreamgym/core';
 import {
   type DomainSetupOptions,
   DomainSetupOptionsSchema,
   LLM_POLICY_PACKAGE,
+  type ModelSelection,
+  RUN_SPEC_FILE,
   type RunPolicySettings,
+  type RunSpec,
+  readRunSpec,
 } from '@dreamgym/run';
 import {
   type CommandIo,
   decimal,
-  defaultDataDirectory,
+  type FlagSpec,
+  type FlagSpecs,
   type FlagValues,
   fail,
   integer,
   recallTarget,
 } from './command-arguments.js';
+import { modelSettings } from './run-models.js';
 
 /**
- * A flag that sets one field of the loop's configuration from its text (and the field's value
- * in the file, which a flag that switches a part on keeps). A flag never replaces an object
- * the file gave: it sets its one field. `undefined` removes the field.
+ * A flag that sets one field of the loop's configuration: its value as `parse` read it (a
+ * number), or as `value` makes it from the text and the field's value in the file (which a
+ * flag that switches a part on keeps). A flag never replaces an object the file gave: it sets
+ * its one field. `undefined` removes the field.
  */
 interface ConfigFlag {
   path: readonly string[];
-  value(text: string, flag: string, current: unknown): unknown;
+  parse?: FlagSpec['parse'];
+  value?(text: string, flag: string, current: unknown): unknown;
 }
 
 /** A flag whose value is one of `choices`, each standing for a field value. */
@@ -41,18 +50,18 @@ function choice(choices: Record<string, unknown>, names: string): ConfigFlag['va
 }
 
 const CONFIG_FLAGS: Record<string, ConfigFlag> = {
-  iterations: { path: ['iterations'], value: integer },
-  seed: { path: ['seed'], value: integer },
-  algorithm: { path: ['algorithm'], value: (text) => text },
-  'tasks-per-iteration': { path: ['tasksPerIteration'], value: integer },
-  'rollouts-per-task': { path: ['rolloutsPerTask'], value: integer },
-  'max-steps': { path: ['maxSteps'], value: integer },
-  concurrency: { path: ['concurrency'], value: integer },
-  'checkpoint-every': { path: ['checkpointEvery'], value: integer },
-  lambda: { path: ['curriculum', 'lambda'], value: decimal },
-  k: { path: ['retrieval', 'k'], value: integer },
-  'real-budget': { path: ['simToReal', 'realTransitionBudget'], value: integer },
-  'eval-every': { path: ['evaluation', 'every'], value: integer },
+  iterations: { path: ['iterations'], parse: integer },
+  seed: { path: ['seed'], parse: integer },
+  algorithm: { path: ['algorithm'] },
+  'tasks-per-iteration': { path: ['tasksPerIteration'], parse: integer },
+  'rollouts-per-task': { path: ['rolloutsPerTask'], parse: integer },
+  'max-steps': { path: ['maxSteps'], parse: integer },
+  concurrency: { path: ['concurrency'], parse: integer },
+  'checkpoint-every': { path: ['checkpointEvery'], parse: integer },
+  lambda: { path: ['curriculum', 'lambda'], parse: decimal },
+  k: { path: ['retrieval', 'k'], parse: integer },
+  'real-budget': { path: ['simToReal', 'realTransitionBudget'], parse: integer },
+  'eval-every': { path: ['evaluation', 'every'], parse: integer },
   'eval-env': {
     path: ['evaluation', 'environments'],
     value: choice(
@@ -67,8 +76,8 @@ const CONFIG_FLAGS: Record<string, ConfigFlag> = {
       'greedy, sampled or both',
     ),
   },
-  'gap-tasks': { path: ['evaluation', 'gapTasks'], value: integer },
-  'keep-best-on-real': { path: ['selection', 'realTasks'], value: integer },
+  'gap-tasks': { path: ['evaluation', 'gapTasks'], parse: integer },
+  'keep-best-on-real': { path: ['selection', 'realTasks'], parse: integer },
   credit: {
     path: ['trainer', 'credit'],
     value: choice({ episode: 'episode', fork: 'fork' }, 'episode or fork'),
@@ -105,16 +114,38 @@ export const LOOP_FLAG_PATHS: ReadonlyMap<string, readonly string[]> = new Map([
  * string, an ablation switch is a boolean. A command's flag list is taken from here, so a
  * flag is declared once.
  */
-export function loopFlagSpecs(
-  names: readonly string[] = [...LOOP_FLAG_PATHS.keys()],
-): Record<string, { type: 'string' } | { type: 'boolean' }> {
+export function loopFlagSpecs(names: readonly string[] = [...LOOP_FLAG_PATHS.keys()]): FlagSpecs {
   return Object.fromEntries(
-    names.map((name) => {
-      if (Object.hasOwn(CONFIG_FLAGS, name)) return [name, { type: 'string' as const }];
+    names.map((name): [string, FlagSpec] => {
+      if (Object.hasOwn(CONFIG_FLAGS, name)) {
+        const { parse } = CONFIG_FLAGS[name]!;
+        return [name, parse ? { type: 'string', parse } : { type: 'string' }];
+      }
       if (Object.hasOwn(OFF_FLAGS, name)) return [name, { type: 'boolean' as const }];
       throw new Error(`--${name} is not a loop flag`);
     }),
   );
+}
+
+/** Reads a JSON object from `file`; errors name the flag that gave the file. */
+export async function readJsonFile(file: string, flag: string): Promise<Record<string, unknown>> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    fail(`${flag} ${file} does not exist.`, flag);
+  }
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch (error) {
+    fail(`${file} is not valid JSON: ${(error as Error).message}`, flag);
+  }
+}
+
+/** `$DREAMGYM_DATA_DIR/<domain>`, or undefined when the variable is unset. */
+export function defaultDataDirectory(domain: string, io: CommandIo): string | undefined {
+  const root = io.env.DREAMGYM_DATA_DIR;
+  return root ? resolve(io.cwd, root, domain) : undefined;
 }
 
 /**
@@ -152,9 +183,13 @@ export function loopConfigFromFlags(
 ): Record<string, unknown> {
   const config = structuredClone(file);
   for (const [name, flag] of Object.entries(CONFIG_FLAGS)) {
-    const text = values[name];
-    if (typeof text === 'string')
-      setField(config, flag.path, flag.value(text, `--${name}`, fieldAt(config, flag.path)));
+    const given = values[name];
+    if (given === undefined) continue;
+    const value =
+      flag.value && typeof given === 'string'
+        ? flag.value(given, `--${name}`, fieldAt(config, flag.path))
+        : given;
+    setField(config, flag.path, value);
   }
   for (const [name, path] of Object.entries(OFF_FLAGS)) {
     if (values[name] === true) setField(config, path, false);
@@ -162,10 +197,39 @@ export function loopConfigFromFlags(
   return config;
 }
 
-/** The set-up fields the flags give (`--offline-limit`, `--eval-split` ...); absent flags give none. */
+/** The set-up flags, each with how its text is read (a number flag's errors name it). */
+const SETUP_FLAGS: FlagSpecs = {
+  'adapter-package': { type: 'string' },
+  offline: { type: 'string', multiple: true },
+  'offline-limit': { type: 'string', parse: integer },
+  'skip-invalid': { type: 'boolean' },
+  'buffer-cap': { type: 'string', parse: integer },
+  'train-tasks': { type: 'string', parse: integer },
+  'eval-split': { type: 'string' },
+  'eval-tasks': { type: 'string', parse: integer },
+  index: { type: 'string' },
+  'target-recall': { type: 'string', parse: recallTarget },
+  'no-outcome-judge': { type: 'boolean' },
+  'no-world-memory': { type: 'boolean' },
+};
+
+/** The parser specs of the set-up flags `names`: a command's flag list is taken from here. */
+export function setupFlagSpecs(names: readonly (keyof typeof SETUP_FLAGS)[]): FlagSpecs {
+  return Object.fromEntries(
+    names.map((name) => {
+      if (!Object.hasOwn(SETUP_FLAGS, name)) throw new Error(`--${name} is not a set-up flag`);
+      return [name, SETUP_FLAGS[name]!];
+    }),
+  );
+}
+
+/**
+ * The set-up fields the flags give (`--offline-limit`, `--eval-split` ...), as `parseFlags`
+ * read them with {@link setupFlagSpecs}; absent flags give none.
+ */
 export function setupFlags(values: FlagValues, io: CommandIo): Partial<DomainSetupOptions> {
   const string = (name: string) => (values[name] as string | undefined) || undefined;
-  const count = (name: string) => integer(string(name), `--${name}`);
+  const count = (name: string) => values[name] as number | undefined;
   const fields: Partial<DomainSetupOptions> = {
     adapterPackage: string('adapter-package'),
     offline: (values.offline as string[] | undefined)?.map((file) => resolve(io.cwd, file)),
@@ -174,7 +238,7 @@ export function setupFlags(values: FlagValues, io: CommandIo): Partial<DomainSet
     evalSplit: string('eval-split'),
     evalTasks: count('eval-tasks'),
     index: string('index') as DomainSetupOptions['index'],
-    targetRecall: recallTarget(string('target-recall')),
+    targetRecall: values['target-recall'] as number | undefined,
     skipInvalid: values['skip-invalid'] ? true : undefined,
     bufferCapacity: count('buffer-cap'),
     outcomeJudge: values['no-outcome-judge'] ? false : undefined,
@@ -279,4 +343,134 @@ export function policySettingsFromFlags(
     setField(settings, ['trainer', 'device'], device);
   }
   return { kind: 'llm', package: string('policy-package') ?? LLM_POLICY_PACKAGE, settings };
+}
+
+/** A `dreamgym train` run folder's settings: how its parts are built, and the loop's configuration. */
+export interface SavedRun {
+  /** `run.json`: the domain's set-up, the policy, the model flags. */
+  spec: RunSpec & { policy: RunPolicySettings; models: Record<string, string> };
+  /** `config.json`: the loop's configuration as the loop wrote it. */
+  config: Record<string, unknown>;
+}
+
+/** Reads what a `dreamgym train` run folder keeps; errors name the file and `--run-dir`. */
+export async function readSavedRun(runDirectory: string): Promise<SavedRun> {
+  const spec = await readRunSpec(runDirectory);
+  if (spec === undefined || spec.command !== 'train') {
+    fail(
+      `${runDirectory} holds no dreamgym train run (no ${RUN_SPEC_FILE}${spec ? ' of train: it was started by dreamgym serve' : ''}).`,
+      '--run-dir',
+    );
+  }
+  return {
+    spec: { ...spec, policy: spec.policy ?? { kind: 'linear' }, models: spec.models ?? {} },
+    config: await readJsonFile(join(runDirectory, 'config.json'), '--run-dir'),
+  };
+}
+
+/** What `dreamgym train`'s flags (over its `--config` file, or the run folder it resumes) say. */
+export interface TrainRunFlags {
+  /** The run folder. */
+  runDirectory: string;
+  /** Continue the run in the folder (`--resume`). */
+  resume: boolean;
+  /** With `resume`: go on to more iterations or a larger real budget (`--extend`). */
+  extend: boolean;
+  /** Train even where the pre-flight check refuses (`--force`). */
+  force: boolean;
+  /** Whether the folder's own settings were read (a resumed run keeps them). */
+  resumesSavedRun: boolean;
+  /**
+   * The loop's configuration, checked: the file's (or the saved run's) fields with every flag
+   * over them and, for a new run, the CLI's defaults (both evaluation modes, the start
+   * measured). `evaluation.environments` absent means the adapter's default.
+   */
+  config: Record<string, unknown>;
+  /** The domain's set-up, as given (what `run.json` keeps). */
+  setup: DomainSetupOptions;
+  /** The policy to train. */
+  policy: RunPolicySettings;
+  /** The model flags the run keeps, and what they select. */
+  models: { flags: Record<string, string>; selection: ModelSelection };
+}
+
+/**
+ * `dreamgym train`'s run from its flags: the flags over the `--config` file, or on `--resume`
+ * over the settings the run folder saved (a resumed run keeps them; the loop refuses a
+ * changed configuration, except, with `--extend`, a larger `--iterations` or
+ * `--real-budget`). Every flag is read here, once; nothing is loaded.
+ */
+export async function trainRunFromFlags(
+  values: FlagValues,
+  io: CommandIo,
+  usage: string,
+): Promise<TrainRunFlags> {
+  const runDirectory = runFolderFlag(values, io);
+  if (values.extend && !values.resume) {
+    fail('--extend goes on with the run in --run-dir: pass --resume with it.', '--extend');
+  }
+  // The loop refuses this too, but only once the domain has loaded and the run's files are written.
+  const existing = await DreamGymLoop.latestCheckpoint(runDirectory);
+  if (existing !== undefined && !values.resume) {
+    fail(
+      `${runDirectory} already holds a run (checkpoint ${existing}). Pass --resume to continue it, or choose another --run-dir.`,
+      '--run-dir',
+    );
+  }
+  const saved =
+    values.resume && (await readRunSpec(runDirectory)) !== undefined
+      ? await readSavedRun(runDirectory)
+      : undefined;
+  const file = saved
+    ? { ...saved.config, setup: saved.spec.setup }
+    : values.config
+      ? await readJsonFile(resolve(io.cwd, values.config as string), '--config')
+      : {};
+  const {
+    setup: fileSetup = {},
+    llmPolicy,
+    ...fileConfig
+  } = file as { setup?: Record<string, unknown>; llmPolicy?: unknown };
+  const config = loopConfigFromFlags(values, fileConfig);
+  if (!saved) newRunDefaults(config, values);
+  parseDreamGymConfig(config);
+  const flagPolicy = policySettingsFromFlags(values, llmPolicy);
+  if (saved && values.policy !== undefined && values.policy !== saved.spec.policy.kind) {
+    fail(
+      `${runDirectory} trains the ${saved.spec.policy.kind} policy (${RUN_SPEC_FILE}); --resume continues it as it started: drop --policy ${String(values.policy)}.`,
+      '--policy',
+    );
+  }
+  const policy = saved?.spec.policy ?? flagPolicy;
+  return {
+    runDirectory,
+    resume: values.resume === true,
+    extend: values.extend === true,
+    force: values.force === true,
+    resumesSavedRun: saved !== undefined,
+    config,
+    setup: domainSetupFromFlags(values, fileSetup, io, usage),
+    policy,
+    models: modelSettings(values, {
+      policy: policy.kind,
+      ...(saved ? { saved: saved.spec.models } : {}),
+      runDirectory,
+    }),
+  };
+}
+
+/**
+ * The CLI's defaults for a new run, where the config file leaves them: both evaluation modes,
+ * and the starting policy measured by the loop before training (the "before" of the run)
+ * unless `--no-baseline`. A resumed run keeps what its `config.json` says.
+ */
+function newRunDefaults(config: Record<string, unknown>, values: FlagValues): void {
+  const evaluation = (config.evaluation ?? {}) as { modes?: unknown; atStart?: unknown };
+  if (evaluation.modes === undefined)
+    setField(config, ['evaluation', 'modes'], ['greedy', 'sampled']);
+  setField(
+    config,
+    ['evaluation', 'atStart'],
+    values['no-baseline'] === true ? false : (evaluation.atStart ?? true),
+  );
 }

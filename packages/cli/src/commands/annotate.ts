@@ -20,14 +20,8 @@ import {
 } from '@dreamgym/core/annotate';
 import { compactExperienceFormat, standardExperienceFormat } from '@dreamgym/core/experience';
 import { loadDomainAdapter, openChatModel, ProgressReporter } from '@dreamgym/run';
-import {
-  type Command,
-  type CommandIo,
-  defaultDataDirectory,
-  fail,
-  integer,
-  parseFlags,
-} from '../command-arguments.js';
+import { type Command, type CommandIo, fail, integer, parseFlags } from '../command-arguments.js';
+import { defaultDataDirectory } from '../run-flags.js';
 
 const ANNOTATE_USAGE = `Usage: dreamgym annotate --domain NAME --out DIR [options]
 

@@ -27,12 +27,12 @@ import { loadDomainAdapter, ProgressReporter } from '@dreamgym/run';
 import {
   type Command,
   type CommandIo,
-  defaultDataDirectory,
   fail,
   integer,
   parseFlags,
   recallTarget,
 } from '../command-arguments.js';
+import { defaultDataDirectory } from '../run-flags.js';
 
 const BUILD_USAGE = `Usage: dreamgym buffer build --domain NAME --out DIR [options]
 

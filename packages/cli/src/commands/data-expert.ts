@@ -5,14 +5,8 @@
  */
 import { join, resolve } from 'node:path';
 import { loadDomainAdapter } from '@dreamgym/run';
-import {
-  type Command,
-  type CommandIo,
-  defaultDataDirectory,
-  fail,
-  integer,
-  parseFlags,
-} from '../command-arguments.js';
+import { type Command, type CommandIo, fail, integer, parseFlags } from '../command-arguments.js';
+import { defaultDataDirectory } from '../run-flags.js';
 
 const EXPERT_USAGE = `Usage: dreamgym data expert --domain NAME [options]
 

@@ -8,11 +8,11 @@ import {
   type Command,
   type CommandIo,
   decimal,
-  defaultDataDirectory,
   fail,
   integer,
   parseFlags,
 } from '../command-arguments.js';
+import { defaultDataDirectory } from '../run-flags.js';
 
 const EXPLORE_USAGE = `Usage: dreamgym data explore --domain NAME --out FILE [options]
 

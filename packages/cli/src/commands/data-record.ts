@@ -8,14 +8,8 @@ import { createReadStream } from 'node:fs';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Environment, StepResult, Task, Trajectory } from '@dreamgym/core';
-import {
-  type Command,
-  type CommandIo,
-  defaultDataDirectory,
-  fail,
-  integer,
-  parseFlags,
-} from '../command-arguments.js';
+import { type Command, type CommandIo, fail, integer, parseFlags } from '../command-arguments.js';
+import { defaultDataDirectory } from '../run-flags.js';
 
 const RECORD_USAGE = `Usage: dreamgym data record --out FILE (--url URL | --task-id N) [options]
 

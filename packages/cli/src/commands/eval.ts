@@ -15,6 +15,7 @@ import {
 } from '../command-arguments.js';
 import { evaluateOnDomain } from '../domain-evaluation.js';
 import { runDirectoryFlag, withRunCheckpoint } from '../run-checkpoint.js';
+import { setupFlagSpecs } from '../run-flags.js';
 import { RUN_MODEL_OVERRIDE_FLAGS } from '../run-models.js';
 
 const EVAL_USAGE = `Usage: dreamgym eval --run-dir DIR [options]
@@ -35,8 +36,7 @@ async function evaluate(args: string[], io: CommandIo): Promise<number> {
     {
       'run-dir': { type: 'string' },
       environment: { type: 'string' },
-      'eval-split': { type: 'string' },
-      'eval-tasks': { type: 'string' },
+      ...setupFlagSpecs(['eval-split', 'eval-tasks']),
       episodes: { type: 'string' },
       'max-steps': { type: 'string' },
       seed: { type: 'string' },

@@ -22,6 +22,7 @@ import type {
 import { escapeHtml, htmlPage, ProgressReporter, reportEpisodes } from '@dreamgym/run';
 import { type Command, type CommandIo, integer, parseFlags } from '../command-arguments.js';
 import { runDirectoryFlag, withRunCheckpoint } from '../run-checkpoint.js';
+import { setupFlagSpecs } from '../run-flags.js';
 import { RUN_MODEL_OVERRIDE_FLAGS } from '../run-models.js';
 
 const FIDELITY_USAGE = `Usage: dreamgym fidelity --run-dir DIR [options]
@@ -216,8 +217,7 @@ async function fidelity(args: string[], io: CommandIo): Promise<number> {
     args,
     {
       'run-dir': { type: 'string' },
-      'eval-split': { type: 'string' },
-      'eval-tasks': { type: 'string' },
+      ...setupFlagSpecs(['eval-split', 'eval-tasks']),
       'sample-tasks': { type: 'string' },
       'max-steps': { type: 'string' },
       seed: { type: 'string' },

@@ -40,14 +40,15 @@ import {
   fail,
   integer,
   parseFlags,
-  readJsonFile,
 } from '../command-arguments.js';
 import { parseModelSelection } from '../model-flags.js';
 import {
   domainSetupFromFlags,
   loopConfigFromFlags,
   loopFlagSpecs,
+  readJsonFile,
   runFolderFlag,
+  setupFlagSpecs,
 } from '../run-flags.js';
 
 const SERVE_USAGE = `Usage: dreamgym serve --domain NAME [options]
@@ -130,15 +131,17 @@ Replicas on several machines (behind any load balancer), one replay buffer:
 
 const SERVE_OPTIONS: FlagSpecs = {
   domain: { type: 'string' },
-  'adapter-package': { type: 'string' },
   data: { type: 'string' },
-  offline: { type: 'string', multiple: true },
-  'offline-limit': { type: 'string' },
-  'skip-invalid': { type: 'boolean' },
-  'buffer-cap': { type: 'string' },
-  'train-tasks': { type: 'string' },
-  index: { type: 'string' },
-  'target-recall': { type: 'string' },
+  ...setupFlagSpecs([
+    'adapter-package',
+    'offline',
+    'offline-limit',
+    'skip-invalid',
+    'buffer-cap',
+    'train-tasks',
+    'index',
+    'target-recall',
+  ]),
   experience: { type: 'string' },
   'base-url': { type: 'string' },
   model: { type: 'string' },

@@ -3,28 +3,15 @@
  * sim-to-real), with the starting and the trained policy evaluated before and after. Every
  * model-backed part is chosen by flags (`--experience`, `--task-generator`, `--embedder`,
  * `--policy`), backed by one `--model`: in process (`local`, a GGUF) or behind `--base-url`.
- * The flags become the loop's configuration and components in `prepareRun`.
+ * `trainRunFromFlags` reads the flags once; `prepareRun` builds the loop's components from them.
  */
-import {
-  type DreamGymConfig,
-  DreamGymLoop,
-  type DreamGymResult,
-  type EvaluationMetrics,
-  type IterationMetrics,
-} from '@dreamgym/core';
-import type { PreflightReport, SyntheticToRealGap } from '@dreamgym/core/eval';
+import { DreamGymLoop } from '@dreamgym/core';
 import { ProgressReporter } from '@dreamgym/run';
-import {
-  type Command,
-  type CommandIo,
-  type FlagSpecs,
-  parseFlags,
-  percent,
-} from '../command-arguments.js';
+import { type Command, type CommandIo, type FlagSpecs, parseFlags } from '../command-arguments.js';
 import { MODEL_SELECTION_FLAGS } from '../model-flags.js';
-import { preflightLine } from '../preflight-check.js';
 import { prepareRun } from '../prepare-run.js';
-import { loopFlagSpecs } from '../run-flags.js';
+import { loopFlagSpecs, setupFlagSpecs, trainRunFromFlags } from '../run-flags.js';
+import { formatRunResult, iterationLines } from '../train-result.js';
 
 const TRAIN_USAGE = `Usage: dreamgym train --domain NAME [options]
 
@@ -128,19 +115,21 @@ Ablations:
 
 const TRAIN_OPTIONS: FlagSpecs = {
   domain: { type: 'string' },
-  'adapter-package': { type: 'string' },
   data: { type: 'string' },
-  offline: { type: 'string', multiple: true },
-  'offline-limit': { type: 'string' },
-  'skip-invalid': { type: 'boolean' },
-  'buffer-cap': { type: 'string' },
-  'train-tasks': { type: 'string' },
-  'eval-split': { type: 'string' },
-  'eval-tasks': { type: 'string' },
-  index: { type: 'string' },
-  'target-recall': { type: 'string' },
-  'no-outcome-judge': { type: 'boolean' },
-  'no-world-memory': { type: 'boolean' },
+  ...setupFlagSpecs([
+    'adapter-package',
+    'offline',
+    'offline-limit',
+    'skip-invalid',
+    'buffer-cap',
+    'train-tasks',
+    'eval-split',
+    'eval-tasks',
+    'index',
+    'target-recall',
+    'no-outcome-judge',
+    'no-world-memory',
+  ]),
   config: { type: 'string' },
   'run-dir': { type: 'string' },
   resume: { type: 'boolean' },
@@ -183,7 +172,7 @@ async function train(args: string[], io: CommandIo): Promise<number> {
     io.stdout.write(`${TRAIN_USAGE}\n`);
     return 0;
   }
-  const run = await prepareRun(values, io, TRAIN_USAGE);
+  const run = await prepareRun(await trainRunFromFlags(values, io, TRAIN_USAGE), io);
   try {
     const progress = new ProgressReporter('dreamgym train', 1, io.stderr);
     const loop = new DreamGymLoop({
@@ -209,85 +198,6 @@ async function train(args: string[], io: CommandIo): Promise<number> {
   } finally {
     await run.close();
   }
-}
-
-/** An iteration's evaluations and synthetic-to-real gap, a line each. */
-function iterationLines(metrics: IterationMetrics): string[] {
-  const lines = metrics.evaluations.map(
-    (evaluation) =>
-      `iteration ${metrics.iteration}: eval (${evaluation.mode}) ${percent(evaluation)}`,
-  );
-  const gap = metrics.syntheticToRealGap;
-  if (gap) {
-    lines.push(
-      `iteration ${metrics.iteration}: synthetic-to-real gap on ${gap.tasks} training tasks: synthetic ${(gap.syntheticSuccessRate * 100).toFixed(1)}% vs real ${(gap.realSuccessRate * 100).toFixed(1)}%`,
-    );
-  }
-  return lines;
-}
-
-/**
- * What a finished run prints: its folder, the warm start, the gaps, and success before (the
- * loop's start evaluation) and after, in the real environment where evaluations run there.
- */
-function formatRunResult(
-  result: DreamGymResult,
-  runDirectory: string,
-  config: DreamGymConfig,
-  preflight: PreflightReport | undefined,
-): string {
-  const environment = config.evaluation.environments.includes('real') ? 'real' : 'synthetic';
-  const inEnvironment = (evaluations: readonly EvaluationMetrics[]) =>
-    evaluations.filter((evaluation) => evaluation.environment === environment);
-  const lines = [`run folder: ${runDirectory}`];
-  if (result.warmStart) {
-    lines.push(
-      `warm start: behaviour cloning kept epoch ${result.warmStart.bestEpoch}, held-out NLL ${result.warmStart.initialHeldOutNegativeLogLikelihood.toFixed(3)} -> ${result.warmStart.bestHeldOutNegativeLogLikelihood.toFixed(3)}`,
-    );
-  }
-  if (preflight) lines.push(preflightLine(preflight));
-  const startGap = result.start?.syntheticToRealGap;
-  if (startGap) lines.push(formatGap('starting policy', startGap));
-  const endGap = result.metrics.at(-1)?.syntheticToRealGap;
-  if (endGap) lines.push(formatGap('trained policy', endGap));
-  return `${lines.join('\n')}\n${formatBeforeAfter(
-    inEnvironment(result.start?.evaluations ?? []),
-    inEnvironment(result.finalEvaluations),
-  )}report: dreamgym report --run-dir ${runDirectory}\n`;
-}
-
-/** The same training tasks played in the synthetic and the real environment, on one line. */
-export function formatGap(label: string, gap: SyntheticToRealGap): string {
-  return `same ${gap.tasks} training tasks, ${label}: synthetic ${(gap.syntheticSuccessRate * 100).toFixed(1)}% vs real ${(gap.realSuccessRate * 100).toFixed(1)}%`;
-}
-
-/**
- * Before and after, mode by mode, then one headline that compares like with like (greedy
- * with greedy): the number a reader takes away.
- */
-export function formatBeforeAfter(
-  before: readonly EvaluationMetrics[],
-  after: readonly EvaluationMetrics[],
-): string {
-  const lines: string[] = [];
-  for (const [label, records] of [
-    ['before', before],
-    ['after ', after],
-  ] as const) {
-    for (const metrics of records)
-      lines.push(`success ${label} training (${metrics.mode}): ${percent(metrics)}`);
-  }
-  for (const mode of ['greedy', 'sampled'] as const) {
-    const first = before.find((metrics) => metrics.mode === mode);
-    const last = after.find((metrics) => metrics.mode === mode);
-    if (!first || !last) continue;
-    const points = (last.successRate - first.successRate) * 100;
-    lines.push(
-      `headline (${mode}, ${last.environment}): ${(first.successRate * 100).toFixed(1)}% -> ${(last.successRate * 100).toFixed(1)}% (${points >= 0 ? '+' : ''}${points.toFixed(1)} points)`,
-    );
-    break;
-  }
-  return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
 }
 
 /** `dreamgym train`. */
