@@ -146,7 +146,12 @@ export interface DomainAdapter<RawObservation = unknown, RealOptions = unknown> 
    * embedded curriculum generator), or undefined when none can be made.
    */
   mutateTask(task: Task, random: SeededRandom): Task | undefined;
-  /** Connects to (or starts) the real environment, for sim-to-real training and evaluation. */
+  /**
+   * Connects to (or starts) the real environment, for sim-to-real training and evaluation.
+   * A run passes `countTokens` (the tokenizer of the model that reads the observations, where
+   * it has one) to every adapter: one that budgets its observations counts them in it, the
+   * others ignore it.
+   */
   connectReal(options: RealOptions): Promise<Environment>;
   /**
    * Plays exploration episodes on the real environment over the adapter's data folder and

@@ -55,6 +55,10 @@ export class LlamaPolicyRuntime implements LlmRuntime {
     return this.model.tokenize(text, true);
   }
 
+  countTokens(text: string): number {
+    return this.model.countTokens(text);
+  }
+
   async generate(request: {
     messages: readonly ChatMessage[];
     maxTokens: number;

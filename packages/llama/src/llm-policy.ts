@@ -43,6 +43,12 @@ export class LlmPolicy implements TrainablePolicy {
   readonly id: string;
   /** The trainer's description (model, device, trainable parameters). */
   readonly trainer: TrainerDescription;
+  /**
+   * Tokens of a text in this policy's tokenizer, where its runtime counts in process (llama.cpp;
+   * not an inference server): what an environment's observation budget
+   * (`maxObservationTokens`) should count in, since this model reads the observations.
+   */
+  readonly countTokens: ((text: string) => number) | undefined;
   private readonly counters: LlmPolicyStats = {
     decisions: 0,
     unparsable: 0,
@@ -66,6 +72,8 @@ export class LlmPolicy implements TrainablePolicy {
   ) {
     this.trainer = trainer;
     this.id = client.options.id ?? `llm:${client.options.runtime.id}`;
+    const { runtime } = client.options;
+    this.countTokens = runtime.countTokens ? runtime.countTokens.bind(runtime) : undefined;
     const actOnTrainer = client.options.actOn === 'trainer';
     this.actor = new LlmPolicyActor(
       actOnTrainer

@@ -52,6 +52,11 @@ export interface LlmRuntime {
   promptTokens(messages: readonly ChatMessage[]): Promise<number[]>;
   /** Token ids of a continuation text (special tokens such as `<|im_end|>` parsed). */
   tokenize(text: string): Promise<number[]>;
+  /**
+   * Tokens of a plain text (an observation) in the model's tokenizer, counted in process.
+   * Absent where tokenising takes a request (an inference server): callers then estimate.
+   */
+  countTokens?(text: string): number;
   /** Samples an answer to `messages` (temperature 0: greedy), with per-token log-probabilities. */
   generate(request: {
     messages: readonly ChatMessage[];

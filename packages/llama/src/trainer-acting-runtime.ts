@@ -15,6 +15,8 @@ export class TrainerActingRuntime implements LlmRuntime {
   readonly modelPath: string;
   readonly endOfTurn: string;
   readonly weightFormat: LlmRuntime['weightFormat'];
+  /** The tokenizer runtime's count, where it counts in process. */
+  readonly countTokens?: (text: string) => number;
   private endTokens: Promise<number[]> | undefined;
 
   constructor(
@@ -25,6 +27,7 @@ export class TrainerActingRuntime implements LlmRuntime {
     this.modelPath = tokenizer.modelPath;
     this.endOfTurn = tokenizer.endOfTurn;
     this.weightFormat = tokenizer.weightFormat;
+    if (tokenizer.countTokens) this.countTokens = tokenizer.countTokens.bind(tokenizer);
   }
 
   promptTokens(messages: readonly ChatMessage[]): Promise<number[]> {

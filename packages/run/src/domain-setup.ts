@@ -122,11 +122,23 @@ export interface DomainSetup {
    * `createExperienceModel` to build an LLM or hybrid model on; its parts cannot be served alone.
    */
   experienceGrounding: ExperienceGrounding;
-  realEnvironment: () => Promise<Environment>;
+  /**
+   * Connects the real environment. `reader.countTokens` is the tokenizer of the model that
+   * reads its observations (the LLM policy's): adapters that budget observations
+   * (`maxObservationTokens`, the browser domains) count in it; without it they use a
+   * conservative estimate, and adapters without a budget ignore it.
+   */
+  realEnvironment: (reader?: ObservationReader) => Promise<Environment>;
   /** Offline transitions in the buffer. */
   offlineTransitions: number;
   /** The offline trajectories the buffer was seeded with (behaviour cloning imitates them). */
   offlineTrajectories: Trajectory[];
+}
+
+/** Who reads a real environment's observations. */
+export interface ObservationReader {
+  /** Tokens of a text in the reading model's tokenizer. */
+  countTokens?: (text: string) => number;
 }
 
 async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
@@ -231,7 +243,8 @@ export async function setUpDomain(
     replayBuffer,
     experienceModel,
     experienceGrounding: grounding,
-    realEnvironment: () => adapter.connectReal({}),
+    realEnvironment: (reader = {}) =>
+      adapter.connectReal(reader.countTokens ? { countTokens: reader.countTokens } : {}),
     offlineTransitions: replayBuffer.size,
     offlineTrajectories: trajectories,
   };

@@ -12,6 +12,7 @@ export {
   type DomainSetup,
   type DomainSetupOptions,
   DomainSetupOptionsSchema,
+  type ObservationReader,
   setUpDomain,
 } from './domain-setup.js';
 export { adapterFactoryName, loadDomainAdapter } from './domains.js';

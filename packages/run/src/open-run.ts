@@ -74,8 +74,13 @@ export async function openRun(options: {
       env,
       log,
     });
+    const { countTokens } = policy;
     return {
-      domain,
+      // The run's real environments count their observation budget in the tokens of the
+      // policy's model, which reads them (a conservative estimate where it has no tokenizer).
+      domain: countTokens
+        ? { ...domain, realEnvironment: () => domain.realEnvironment({ countTokens }) }
+        : domain,
       config,
       ...(models ? { models } : {}),
       policy,

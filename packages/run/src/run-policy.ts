@@ -47,7 +47,12 @@ interface LlmPolicyModule {
       log?: (message: string) => void;
       env?: NodeJS.ProcessEnv;
     },
-  ): Promise<TrainablePolicy & { close(): Promise<void> }>;
+  ): Promise<
+    TrainablePolicy & {
+      close(): Promise<void>;
+      countTokens?: ((text: string) => number) | undefined;
+    }
+  >;
   llmPolicyWorkDirectory(runDirectory: string): string;
 }
 
@@ -82,6 +87,12 @@ export interface RunPolicy {
   policy: TrainablePolicy;
   /** Human-readable description for the log. */
   description: string;
+  /**
+   * Tokens of a text in the tokenizer of the policy's model, where it has one it counts in
+   * process (the LLM policy on llama.cpp): the real environment's observation budget is counted
+   * in it. Absent for the linear policy (no model reads the text).
+   */
+  countTokens?: (text: string) => number;
   /** Stops the LLM's worker and frees the model (nothing for the linear policy). */
   close(): Promise<void>;
 }
@@ -119,6 +130,7 @@ export async function createRunPolicy(options: {
   const trainer = (policy as { trainer?: { mode?: string; trainableParameters?: number } }).trainer;
   return {
     policy,
+    ...(typeof policy.countTokens === 'function' ? { countTokens: policy.countTokens } : {}),
     description: `LLM ${policy.id} (${trainer?.mode ?? 'lora'}, ${trainer?.trainableParameters ?? '?'} trainable parameters)`,
     close: () => policy.close(),
   };

@@ -62,6 +62,12 @@ export interface MiniwobRealSetup extends MiniwobRealOptionsInput {
   server?: MiniwobServer;
   /** A browser to share (else the environment launches and closes its own). */
   browser?: Browser;
+  /**
+   * The tokenizer of the model that reads the observations (the policy's, e.g.
+   * `LlamaChatModel.countTokens`): `browserOptions.maxObservationTokens` is counted in its
+   * tokens. Default: the browser's conservative estimate.
+   */
+  countTokens?: (text: string) => number;
 }
 
 function parseRealOptions(options: MiniwobRealOptionsInput): MiniwobRealOptions {
@@ -84,7 +90,7 @@ export class MiniwobEnvironment implements Environment {
 
   /** Starts the page server and Chromium unless shared ones are given. */
   static async create(setup: MiniwobRealSetup = {}): Promise<MiniwobEnvironment> {
-    const { server: sharedServer, browser: sharedBrowser, ...data } = setup;
+    const { server: sharedServer, browser: sharedBrowser, countTokens, ...data } = setup;
     const options = parseRealOptions(data);
     const server =
       sharedServer ??
@@ -104,6 +110,7 @@ export class MiniwobEnvironment implements Environment {
         actionTimeoutMs: options.actionTimeoutMs,
         settleMs: options.settleMs,
         ...(sharedBrowser ? { browser: sharedBrowser } : {}),
+        ...(countTokens ? { countTokens } : {}),
         hooks: miniwobTaskHooks({
           server,
           reward: options.reward,
