@@ -7,19 +7,12 @@
  * episode so far, with no identity of them); or both. Exact log-probabilities, entropies and
  * gradients; Adam; save/load with the optimiser state; trains on a CPU core.
  */
-import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { CheckpointError, ConfigError } from '../errors.js';
-import type { Observation, Task } from '../mdp/schemas.js';
+import type { Observation } from '../mdp/schemas.js';
 import { SeededRandom } from '../random/seeded-random.js';
 import { type AdamConfig, AdamOptimizer, type AdamOptions } from './adam.js';
-import {
-  combineHashes,
-  FeatureNamespace,
-  hashText,
-  hashTokens,
-  tokenize,
-} from './hashed-features.js';
+import { CandidateFeatures, FEATURE_SETS, type PolicyFeatureSet } from './candidate-features.js';
 import {
   type LinearSoftmaxPolicyState,
   readLinearSoftmaxPolicyFile,
@@ -39,9 +32,9 @@ import {
   type TrainablePolicy,
 } from './policy.js';
 import { ppoStepLoss } from './ppo-loss.js';
-import { RelationalDecision } from './relational-features.js';
 import { entropyOf, logSoftmax, softmaxLogitGradient } from './softmax.js';
 
+export type { PolicyFeatureSet } from './candidate-features.js';
 export type {
   LinearSoftmaxPolicyHeader,
   LinearSoftmaxPolicyState,
@@ -75,11 +68,6 @@ export interface LinearSoftmaxPolicyOptions {
   features?: PolicyFeatureSet;
 }
 
-/** The feature sets of {@link LinearSoftmaxPolicyOptions.features}. */
-export type PolicyFeatureSet = 'lexical' | 'relational' | 'lexical+relational';
-
-const FEATURE_SETS: readonly PolicyFeatureSet[] = ['lexical', 'relational', 'lexical+relational'];
-
 /** Features of every candidate at one decision, and the index of the action taken. */
 export interface PreparedDecision {
   /** Hashed feature indices of each candidate action (each feature has value 1). */
@@ -90,35 +78,6 @@ export interface PreparedDecision {
 
 /** The file `saveState` writes into its directory. */
 const STATE_FILE = 'linear-softmax-policy.bin';
-
-/** Shared by a policy and its snapshots, which score features identically. */
-class FeatureCache {
-  private readonly tokens = new Map<string, Uint32Array>();
-  private readonly decisions = new Map<string, Int32Array>();
-  constructor(private readonly limit: number) {}
-
-  tokenHashes(text: string, namespace: number): Uint32Array {
-    const key = `${namespace}\u0001${text}`;
-    let hashes = this.tokens.get(key);
-    if (!hashes) {
-      if (this.tokens.size >= this.limit) this.tokens.clear();
-      hashes = hashTokens(tokenize(text), namespace);
-      this.tokens.set(key, hashes);
-    }
-    return hashes;
-  }
-
-  features(key: string, build: () => Int32Array): Int32Array {
-    let features = this.decisions.get(key);
-    if (!features) {
-      // Clearing wholesale keeps the cache O(1) per lookup; rebuilding is cheap.
-      if (this.decisions.size >= this.limit) this.decisions.clear();
-      features = build();
-      this.decisions.set(key, features);
-    }
-    return features;
-  }
-}
 
 /**
  * The embedded default policy. Besides the batched {@link TrainablePolicy} methods it
@@ -135,8 +94,7 @@ export class LinearSoftmaxPolicy implements Policy, TrainablePolicy {
   readonly weights: Float32Array;
   private readonly optimizer: AdamOptimizer;
   private readonly random: SeededRandom;
-  private readonly cache: FeatureCache;
-  private readonly mask: number;
+  private readonly candidateFeatures: CandidateFeatures;
   private readonly gradient: Float64Array;
   private readonly touched: number[] = [];
   private readonly touchedMark: Uint8Array;
@@ -166,12 +124,17 @@ export class LinearSoftmaxPolicy implements Policy, TrainablePolicy {
     this.id = options.id ?? 'linear-softmax';
     this.hashBits = hashBits;
     this.historyWindow = historyWindow;
-    this.mask = (1 << hashBits) - 1;
     const size = 1 << hashBits;
     this.weights = new Float32Array(size);
     this.optimizer = new AdamOptimizer(size, { learningRate: 0.05, ...options.optimizer });
     this.random = options.random;
-    this.cache = new FeatureCache(options.cacheSize ?? 200_000);
+    this.candidateFeatures = new CandidateFeatures(
+      features,
+      hashBits,
+      historyWindow,
+      options.cacheSize ?? 200_000,
+      this.id,
+    );
     this.gradient = new Float64Array(size);
     this.touchedMark = new Uint8Array(size);
     const initScale = options.initScale ?? 0;
@@ -211,18 +174,18 @@ export class LinearSoftmaxPolicy implements Policy, TrainablePolicy {
     context: Pick<PolicyContext, 'task' | 'history' | 'candidates'>,
   ): { candidates: readonly string[]; logProbabilities: Float64Array } {
     const candidates = candidateActionsOf(observation, context.candidates);
-    const prepared = this.prepareCandidates(
+    const features = this.candidateFeatures.of(
       context.task,
       observation,
       context.history.map((step) => step.action),
       context.history.map((step) => step.observation.text),
       candidates,
     );
-    return { candidates, logProbabilities: this.logProbabilities(prepared) };
+    return { candidates, logProbabilities: this.logProbabilities({ features, actionIndex: -1 }) };
   }
 
   prepare(sample: PolicySample): PreparedDecision {
-    const prepared = this.prepareCandidates(
+    const features = this.candidateFeatures.of(
       sample.task,
       sample.observation,
       sample.previousActions,
@@ -236,7 +199,7 @@ export class LinearSoftmaxPolicy implements Policy, TrainablePolicy {
         { field: 'action' },
       );
     }
-    return { features: prepared.features, actionIndex };
+    return { features, actionIndex };
   }
 
   evaluate(prepared: PreparedDecision): { logprob: number; entropy: number } {
@@ -525,111 +488,6 @@ export class LinearSoftmaxPolicy implements Policy, TrainablePolicy {
   /** Reads a policy written by {@link LinearSoftmaxPolicy.save}; throws a `CheckpointError` saying what is wrong. */
   static async load(file: string): Promise<LinearSoftmaxPolicy> {
     return LinearSoftmaxPolicy.fromState(await readLinearSoftmaxPolicyFile(file));
-  }
-
-  /**
-   * Feature lists of every candidate, cached per (task, state, recent actions, action), and
-   * with relational features per (task, state, whole episode so far, action).
-   */
-  private prepareCandidates(
-    task: Task,
-    observation: Observation,
-    previousActions: readonly string[],
-    previousObservations: readonly string[] | undefined,
-    candidates: readonly string[],
-  ): PreparedDecision {
-    if (candidates.length === 0) {
-      throw new ConfigError(
-        `No candidate actions at a step of task ${task.id}: the observation lists no actions and no candidates were given. Pass the adapter's candidateActions to the rollout collector.`,
-        { field: 'candidates' },
-      );
-    }
-    const recent = previousActions.slice(Math.max(0, previousActions.length - this.historyWindow));
-    if (this.features === 'lexical') {
-      const prefix = `${task.instruction}\u0001${observation.text}\u0001${recent.join('\u0002')}\u0001`;
-      const features = candidates.map((action) =>
-        this.cache.features(prefix + action, () =>
-          this.lexicalFeatures(task.instruction, observation.text, recent, action),
-        ),
-      );
-      return { features, actionIndex: -1 };
-    }
-    if (
-      previousObservations === undefined ||
-      previousObservations.length !== previousActions.length
-    ) {
-      throw new ConfigError(
-        `The ${this.features} features of policy ${this.id} relate actions to the episode's earlier observations; a sample of task ${task.id} has ${previousActions.length} previous actions and ${previousObservations?.length ?? 'no'} previous observations. Build samples with rolloutSamples/demonstrationSamples, which fill previousObservations.`,
-        { field: 'previousObservations' },
-      );
-    }
-    // The whole episode is the key; a digest keeps the cache's keys short.
-    const digest = createHash('sha1');
-    digest.update(task.instruction);
-    for (let index = 0; index < previousActions.length; index += 1) {
-      digest.update(`\u0001${previousObservations[index]}\u0002${previousActions[index]}`);
-    }
-    digest.update(`\u0001${observation.text}\u0003`);
-    const prefix = digest.digest('base64');
-    let decision: RelationalDecision | undefined;
-    const features = candidates.map((action) =>
-      this.cache.features(prefix + action, () => {
-        decision ??= new RelationalDecision({
-          instruction: task.instruction,
-          observation: observation.text,
-          previousActions,
-          previousObservations,
-        });
-        const relational = decision.features(action, this.mask);
-        if (this.features === 'relational') {
-          return Int32Array.from([
-            ...this.taskActionFeatures(task.instruction, action),
-            ...relational,
-          ]);
-        }
-        const lexical = this.lexicalFeatures(task.instruction, observation.text, recent, action);
-        return Int32Array.from([...lexical, ...relational]);
-      }),
-    );
-    return { features, actionIndex: -1 };
-  }
-
-  /** (instruction token x action token) pairs: words, not the world's places and objects. */
-  private taskActionFeatures(instruction: string, action: string): number[] {
-    const taskTokens = this.cache.tokenHashes(instruction, FeatureNamespace.taskAction);
-    const actionTokens = this.cache.tokenHashes(action, FeatureNamespace.actionToken);
-    const out: number[] = [];
-    for (const actionToken of actionTokens) {
-      for (const token of taskTokens) out.push(combineHashes(token, actionToken) & this.mask);
-    }
-    return out;
-  }
-
-  private lexicalFeatures(
-    instruction: string,
-    state: string,
-    recent: readonly string[],
-    action: string,
-  ): Int32Array {
-    const taskTokens = this.cache.tokenHashes(instruction, FeatureNamespace.taskAction);
-    const stateTokens = this.cache.tokenHashes(state, FeatureNamespace.stateAction);
-    const actionTokens = this.cache.tokenHashes(action, FeatureNamespace.actionToken);
-    const actionHash = hashText(action.trim().toLowerCase(), FeatureNamespace.action);
-    const out: number[] = [actionHash & this.mask];
-    for (const token of actionTokens) out.push(token & this.mask);
-    for (const actionToken of actionTokens) {
-      for (const token of taskTokens) out.push(combineHashes(token, actionToken) & this.mask);
-      for (const token of stateTokens) out.push(combineHashes(token, actionToken) & this.mask);
-    }
-    for (let position = 0; position < recent.length; position += 1) {
-      // Distance from now matters: "took the key last step" differs from "two steps ago".
-      const previous = hashText(
-        `${recent.length - position}\u0001${recent[position]!.trim().toLowerCase()}`,
-        FeatureNamespace.historyAction,
-      );
-      out.push(combineHashes(previous, actionHash) & this.mask);
-    }
-    return Int32Array.from(out);
   }
 }
 
