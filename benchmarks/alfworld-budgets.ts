@@ -31,18 +31,25 @@
  *     [--seeds 1,2] [--conditions start,real-grpo,dreamgym,dreamgym-s2r] [--scratch DIR] \
  *     [--marks 3000,10000,30000,80000] [--s2r-budget 5000] [--seen 140] [--unseen 134] \
  *     [--gap-tasks 48] [--dreamgym-updates N] [--entropy-coefficient E] [--rl-learning-rate R] \
- *     [--servers 2] [--out DIR]
+ *     [--servers 2] [--policy-features lexical|relational|lexical+relational] [--commit M] [--out DIR]
  * `--conditions ''` writes the report from the results file alone. A smoke run at a small
  * scale (`--marks 300,600 --s2r-budget 200 --seen 8 --unseen 8 --gap-tasks 4`) needs its
  * own `--scratch` and `--out` (points are keyed by condition, seed and real transitions), as do
  * RL settings other than the experiment's (`--entropy-coefficient`, `--rl-learning-rate`).
  * Writes alfworld-budgets.json and alfworld-budgets-report.html into `--out DIR` (default
- * benchmarks/results).
+ * benchmarks/results). `--policy-features` builds the embedded policy with that feature set
+ * (`policy.features`; default the main job's, lexical) and, like other RL settings, needs its
+ * own `--scratch` and `--out`. `--commit M`: the curve points' policies are kept in
+ * `<out>/points` (not the scratch folder), and at most every M minutes, after a results write,
+ * the results file, its report and the points are committed (those paths only), so that a run
+ * outliving its session leaves its measurements and kept policies in the repository.
  */
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import type { DreamGymConfigInput, Task } from '@dreamgym/core';
+import type { PolicyFeatureSet } from '@dreamgym/core/policy';
 import { setUpDomain } from '@dreamgym/run';
 import { log } from './alfworld-protocol.js';
 import { budgetCommandLine, wholeNumbers } from './budgets-command-line.js';
@@ -52,7 +59,14 @@ const { run, values } = budgetCommandLine('alfworld-budgets', {
   seen: { type: 'string', default: '140' },
   unseen: { type: 'string', default: '134' },
   servers: { type: 'string', default: '2' },
+  'policy-features': { type: 'string' },
+  commit: { type: 'string', default: '0' },
 });
+const FEATURE_SETS: readonly PolicyFeatureSet[] = ['lexical', 'relational', 'lexical+relational'];
+const features = values['policy-features'] as PolicyFeatureSet | undefined;
+if (features !== undefined && !FEATURE_SETS.includes(features)) {
+  throw new Error(`--policy-features: one of ${FEATURE_SETS.join(', ')}; got ${features}.`);
+}
 
 const root = resolve(import.meta.dirname, '..');
 const dataRoot = process.env.DREAMGYM_DATA_DIR ?? join(root, '..', 'shared', 'data');
@@ -68,9 +82,50 @@ const servers = wholeNumbers('servers', values.servers!)[0]!;
 const mainJob = JSON.parse(
   await readFile(join(root, 'configs', 'alfworld-main.json'), 'utf8'),
 ) as DreamGymConfigInput & { setup?: unknown };
-const { setup: _setup, warmStart, evaluation: _evaluation, ...mainLoop } = mainJob;
+const { setup: _setup, warmStart, evaluation: _evaluation, ...mainJobLoop } = mainJob;
+const mainLoop: DreamGymConfigInput = features
+  ? { ...mainJobLoop, policy: { ...mainJobLoop.policy, features } }
+  : mainJobLoop;
 const demonstrations = warmStart?.behaviourCloning?.maxTrajectories ?? 500;
 const EXPLORATION = { episodes: 200, seed: 0, maxSteps: 30 };
+
+/**
+ * With `--commit M`: at most every M minutes, after a results write, commits the results file,
+ * its report and the kept points (those paths only). A failed commit (another engineer's
+ * commit holding the index lock) is tried again at the next write.
+ */
+const commitEveryMinutes = Number(values.commit);
+let lastCommit = 0;
+async function commitKept(): Promise<void> {
+  if (Date.now() - lastCommit < commitEveryMinutes * 60_000) return;
+  const paths = [
+    relative(root, join(run.resultsDirectory, 'points')),
+    relative(root, join(run.resultsDirectory, 'alfworld-budgets.json')),
+    relative(root, join(run.resultsDirectory, 'alfworld-budgets-report.html')),
+  ].filter((path) => existsSync(join(root, path)));
+  const git = (...args: string[]) =>
+    new Promise<string>((done, fail) =>
+      execFile('git', args, { cwd: root }, (error, stdout, stderr) =>
+        error ? fail(new Error(`git ${args[0]}: ${stderr || error.message}`)) : done(stdout),
+      ),
+    );
+  try {
+    await git('add', '--', ...paths);
+    if ((await git('diff', '--cached', '--name-only', '--', ...paths)).trim() === '') return;
+    await git(
+      'commit',
+      '-q',
+      '-m',
+      `benchmarks/${relative(join(root, 'benchmarks'), run.resultsDirectory)}: ALFWorld budgets results and kept points so far (${new Date().toISOString().slice(0, 16)}Z, run in the background)`,
+      '--',
+      ...paths,
+    );
+    lastCommit = Date.now();
+    log(`committed ${paths.join(', ')}`);
+  } catch (error) {
+    log(`commit skipped: ${(error as Error).message.trim().split('\n')[0]}`);
+  }
+}
 
 const alfworld: BudgetDomain = {
   benchmark: 'alfworld-budgets',
@@ -85,8 +140,7 @@ const alfworld: BudgetDomain = {
     simToReal: { realTransitionBudget: 0, tasksPerIteration: 8, rolloutsPerTask: 4 },
   }),
   protocol: {
-    policy:
-      'LinearSoftmaxPolicy (2^18 hashed features), the main job configuration (configs/alfworld-main.json)',
+    policy: `LinearSoftmaxPolicy (2^18 hashed features, ${features ?? 'lexical'} features), the main job configuration (configs/alfworld-main.json)${features ? ` with policy.features ${features}` : ''}`,
     experienceModel:
       'the embedded model: retrieval over the expert trajectories and 200 cached exploration episodes, world memory, outcomes judged by the OutcomeJudge; built afresh per condition',
   },
@@ -96,6 +150,10 @@ const alfworld: BudgetDomain = {
     warmStart: { behaviourCloning: { maxTrajectories: demonstrations } },
   },
   experienceModel: {},
+  ...(commitEveryMinutes > 0 && {
+    pointsDirectory: join(run.resultsDirectory, 'points'),
+    onResultsWritten: commitKept,
+  }),
   async load() {
     const setup = await setUpDomain(
       {
