@@ -25,7 +25,7 @@ const dataDir = resolve(process.env.DREAMGYM_DATA_DIR ?? resolve(import.meta.dir
 const sha = async (file: string) => createHash('sha256').update(await readFile(file)).digest('hex');
 
 /** How many values of a PEFT adapter's `lora_B` tensors (fp16 or fp32 safetensors) are not zero. */
-async function nonZeroLoraB(file: string): Promise<number> {
+export async function nonZeroLoraB(file: string): Promise<number> {
   const bytes = await readFile(file);
   const headerLength = Number(bytes.readBigUInt64LE(0));
   const header = JSON.parse(bytes.toString('utf8', 8, 8 + headerLength)) as Record<

@@ -5,6 +5,7 @@ export default defineConfig({
     index: 'src/index.ts',
     'ai-sdk': 'src/ai-sdk.ts',
     'openai-agents': 'src/openai-agents.ts',
+    proxy: 'src/proxy.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

@@ -19,11 +19,7 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ConfigError, type DomainAdapter, type Environment, type Task } from '@dreamgym/core';
 import { LedgerCountersSchema, RunLedger } from '@dreamgym/core/internal';
-import {
-  grpoAdvantages,
-  type PpoLossOptions,
-  resolvePpoLossOptions,
-} from '@dreamgym/core/training';
+import { type PpoLossOptions, resolvePpoLossOptions } from '@dreamgym/core/training';
 import {
   type LlmTrainerOptions,
   OpenAICompatibleRuntime,
@@ -33,6 +29,7 @@ import {
 import { z } from 'zod';
 import { type ModelCall, ModelCallCapture } from './capture.js';
 import { EnvironmentEpisode } from './environment-episode.js';
+import { grpoUpdate } from './grpo-update.js';
 
 /** Options of {@link AgentTrainer}. */
 export interface AgentTrainerOptions {
@@ -250,59 +247,32 @@ export class AgentTrainer {
     );
     const episodes: AgentEpisodeResult[] = [];
     for (const task of batch) episodes.push(...(await this.playGroup(task)));
-    const advantages = grpoAdvantages(
-      episodes.map((episode) => episode.reward),
-      episodes.map((episode) => episode.taskId),
-    );
-    const samples = episodes.flatMap((episode, index) =>
-      advantages[index] === 0
-        ? []
-        : episode.calls
-            .filter((call) => call.promptTokenIds && (call.completionTokenIds?.length ?? 0) > 0)
-            .map((call) => ({
-              prompt: call.promptTokenIds!,
-              completion: call.completionTokenIds!,
-              // The weights before the update are the ones that answered: on-policy.
-              behaviour: null,
-              reference: null,
-              advantage: advantages[index]!,
-            })),
-    );
-    let loss: number | undefined;
     const folder = `iteration-${String(this.iterationsDone + 1).padStart(4, '0')}`;
     const directory = join(this.runDirectory, folder);
-    if (samples.length > 0) {
-      const order = samples.map((_, index) => index);
-      const size = this.options.miniBatchSize ?? samples.length;
-      const schedule = [
-        Array.from({ length: Math.ceil(order.length / size) }, (_, batchIndex) =>
-          order.slice(batchIndex * size, (batchIndex + 1) * size),
-        ),
-      ];
-      const update = await this.backend.request<{ loss: number }>('update', {
-        samples,
-        schedule,
-        loss: resolvePpoLossOptions(this.options.loss),
-      });
-      loss = update.loss;
-      const adapter = join(directory, 'adapter');
-      await this.backend.request('save_adapter', { directory: adapter });
-      await this.runtime.loadWeights({ kind: 'peft', path: adapter });
-      this.capture.model = this.runtime.servedModel;
-    }
+    const { samples, loss } = await grpoUpdate({
+      episodes,
+      backend: this.backend,
+      runtime: this.runtime,
+      directory,
+      ...(this.options.loss ? { loss: this.options.loss } : {}),
+      ...(this.options.miniBatchSize === undefined
+        ? {}
+        : { miniBatchSize: this.options.miniBatchSize }),
+    });
+    if (samples > 0) this.capture.model = this.runtime.servedModel;
     const metrics: AgentIterationMetrics = {
       iteration: this.iterationsDone + 1,
       episodes: episodes.length,
       successRate: episodes.filter((episode) => episode.success).length / episodes.length,
       meanReward: episodes.reduce((total, episode) => total + episode.reward, 0) / episodes.length,
       modelCalls: episodes.reduce((total, episode) => total + episode.calls.length, 0),
-      samples: samples.length,
+      samples,
       loss,
       servedModel: this.servedModel,
       seconds: (performance.now() - started) / 1000,
     };
     this.metrics.push(metrics);
-    if (samples.length > 0) {
+    if (samples > 0) {
       await this.backend.request('save', { directory: join(directory, 'trainer') });
       this.lastUpdate = folder;
     }

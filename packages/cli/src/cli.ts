@@ -16,6 +16,7 @@ import { fidelityCommand } from './commands/fidelity.js';
 import { modelPullCommand } from './commands/model-pull.js';
 import { modelServeCommand } from './commands/model-serve.js';
 import { newAdapterCommand } from './commands/new-adapter.js';
+import { proxyCommand } from './commands/proxy.js';
 import { reportCommand } from './commands/report.js';
 import { serveCommand } from './commands/serve.js';
 import { trainCommand } from './commands/train.js';
@@ -37,6 +38,7 @@ export const COMMANDS: readonly Command[] = [
   modelServeCommand,
   annotateCommand,
   serveCommand,
+  proxyCommand,
   newAdapterCommand,
   doctorCommand,
 ];

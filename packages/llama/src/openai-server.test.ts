@@ -77,11 +77,7 @@ describe('dreamgym model server (OpenAI-compatible, real model)', () => {
         400,
         /field `temperature`/,
       ],
-      [
-        post('/v1/chat/completions', { messages: question, stream: true }),
-        400,
-        /stream is not supported/,
-      ],
+      [post('/v1/completions', { prompt: 'x', stream: true }), 400, /stream is not supported/],
       [
         post('/v1/chat/completions', { model: 'gpt-4o', messages: question }),
         404,

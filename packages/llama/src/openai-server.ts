@@ -3,7 +3,8 @@
  * 127.0.0.1, on `node:http` alone, so the SDK's OpenAI-compatible clients, Python's `openai`
  * package and other tools use the local model unchanged:
  * - `POST /v1/chat/completions`: `response_format` (`text`, `json_object`, `json_schema`,
- *   enforced by a grammar), `logprobs` / `top_logprobs`, `stop`, `seed`, `max_tokens`;
+ *   enforced by a grammar), `logprobs` / `top_logprobs`, `stop`, `seed`, `max_tokens`, and
+ *   `stream` (the answer's chunks in vLLM's layout, token ids included, sent once generated);
  * - `POST /v1/completions`: raw prompts (one or a batch), `echo` and `logprobs` (the prompt's
  *   tokens with teacher-forced log-probabilities: how candidate strings are scored);
  * - `GET /v1/models`, `GET /health`;
@@ -30,6 +31,7 @@ import {
   CompletionRequestSchema,
   type CompletionToken,
   chatCompletionBody,
+  chatCompletionChunks,
   chatMessageText,
   completionBody,
   completionLogprobs,
@@ -41,6 +43,8 @@ import {
   readRequestBody,
   sendJson,
   sendOpenAIError,
+  sendText,
+  serverSentEvents,
   stopSequences,
   TokenizeRequestSchema,
   type WireToken,
@@ -108,6 +112,14 @@ function wireMessage(message: OpenAIChatMessage): WireChatMessage {
       : {}),
     ...(message.tool_call_id ? { tool_call_id: message.tool_call_id } : {}),
   };
+}
+
+/**
+ * A chat completion asked for with `stream: true`: its chunks, sent as server-sent events once
+ * the answer is generated (the stream's layout, not token-by-token timing).
+ */
+class StreamedReply {
+  constructor(readonly chunks: Record<string, unknown>[]) {}
 }
 
 function requestId(prefix: string): string {
@@ -258,7 +270,7 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
       signal,
     });
     const answer = offer ? parseToolAnswer(response.text, offer) : undefined;
-    return chatCompletionBody({
+    const reply = chatCompletionBody({
       id: requestId('chatcmpl'),
       created: Math.floor(Date.now() / 1000),
       model: adapters.replyName(body.model),
@@ -282,6 +294,14 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
           }
         : {}),
     });
+    if (body.stream !== true) return reply;
+    return new StreamedReply(
+      chatCompletionChunks(
+        reply,
+        response.tokens.map((token) => token.text),
+        { includeUsage: body.stream_options?.include_usage === true },
+      ),
+    );
   }
 
   async function completions(text: string, signal: AbortSignal) {
@@ -494,7 +514,11 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
     route(request, response, controller.signal).then(
       (body) => {
         if (response.headersSent || response.destroyed) return;
-        sendJson(response, 200, body);
+        if (body instanceof StreamedReply) {
+          sendText(response, 200, serverSentEvents(body.chunks), 'text/event-stream', {
+            'cache-control': 'no-cache',
+          });
+        } else sendJson(response, 200, body);
         log(200);
       },
       (error: unknown) => {

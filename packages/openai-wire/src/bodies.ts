@@ -3,8 +3,8 @@
  * of `POST /v1/chat/completions`, `POST /v1/completions` and `POST /v1/embeddings`, and the
  * response bodies of those and of `GET /v1/models`. Both `dreamgym model serve` and the
  * fake server of `@dreamgym/test-support` validate with these schemas, so the SDK's clients
- * are tested against the contract the real server enforces. Streaming is not part of it:
- * neither server streams, and both refuse `stream: true`.
+ * are tested against the contract the real server enforces. Chat completions may be asked
+ * for as a stream (`stream: true`, written by `chat-stream.ts`); text completions may not.
  *
  * Beyond OpenAI's fields, the ones RL trainers need from vLLM's server (SGLang's and
  * `dreamgym model serve` follow it): `return_token_ids` (the prompt's and the answer's token
@@ -77,6 +77,10 @@ const SamplingFields = {
 /** `POST /v1/chat/completions`. Unknown fields pass through. */
 export const ChatCompletionRequestSchema = z.looseObject({
   ...SamplingFields,
+  /** The answer as server-sent events of `chat.completion.chunk` (see `chatCompletionChunks`). */
+  stream: z.boolean().nullish(),
+  /** `include_usage`: a last chunk with the usage. */
+  stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
   messages: z.array(OpenAIChatMessageSchema).min(1),
   tools: ToolsSchema,
   tool_choice: ToolChoiceSchema,

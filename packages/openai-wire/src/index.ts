@@ -5,7 +5,7 @@
  * the schemas (a 400 that names the field otherwise), response bodies are built in OpenAI's
  * layout, and failures are answered with OpenAI's `{"error": {...}}`. Beyond OpenAI's fields,
  * the ones RL trainers take from vLLM: token ids, prompt log-probabilities, `POST /tokenize` and
- * the LoRA adapter endpoints. No streaming.
+ * the LoRA adapter endpoints. Chat completions stream in vLLM's chunk layout (token ids included).
  *
  * @packageDocumentation
  */
@@ -28,6 +28,7 @@ export {
   UnloadLoraAdapterRequestSchema,
   type WireToken,
 } from './bodies.js';
+export { chatCompletionChunks, serverSentEvents } from './chat-stream.js';
 export {
   OpenAIHttpError,
   openAIErrorType,

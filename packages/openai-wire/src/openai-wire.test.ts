@@ -3,11 +3,13 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   ChatCompletionRequestSchema,
+  CompletionRequestSchema,
   chatCompletionBody,
   completionLogprobs,
   EmbeddingsRequestSchema,
   embeddingsBody,
 } from './bodies.js';
+import { chatCompletionChunks, serverSentEvents } from './chat-stream.js';
 import {
   type OpenAIErrorBody,
   OpenAIHttpError,
@@ -91,9 +93,16 @@ describe('parseOpenAIRequest', () => {
     );
     expect([hot.status, hot.param]).toEqual([400, 'temperature']);
     expect(hot.message).toMatch(/field `temperature`/);
+    // Chat completions stream; text completions do not.
     expect(
-      failure(JSON.stringify({ messages: [{ role: 'user', content: 'x' }], stream: true })).message,
-    ).toMatch(/stream is not supported/);
+      parseOpenAIRequest(
+        JSON.stringify({ messages: [{ role: 'user', content: 'x' }], stream: true }),
+        ChatCompletionRequestSchema,
+      ).stream,
+    ).toBe(true);
+    expect(() =>
+      parseOpenAIRequest(JSON.stringify({ prompt: 'x', stream: true }), CompletionRequestSchema),
+    ).toThrow(/stream is not supported/);
   });
 
   it('keeps unknown fields and accepts a string or a list as embeddings input', () => {
@@ -193,5 +202,75 @@ describe('response bodies', () => {
     );
     expect([...decoded]).toEqual([0.5, -1]);
     expect(body.usage).toEqual({ prompt_tokens: 2, total_tokens: 2 });
+  });
+});
+
+describe('chatCompletionChunks', () => {
+  const body = (
+    content: string | null,
+    toolCalls?: Parameters<typeof chatCompletionBody>[0]['toolCalls'],
+  ) =>
+    chatCompletionBody({
+      id: 'chatcmpl-1',
+      created: 1,
+      model: 'm',
+      content,
+      ...(toolCalls ? { toolCalls } : {}),
+      finishReason: toolCalls ? 'tool_calls' : 'stop',
+      logprobs: [
+        { token: 'Hel', logprob: -0.5 },
+        { token: 'lo', logprob: -0.25 },
+      ],
+      usage: { promptTokens: 3, completionTokens: 2 },
+      tokenIds: { prompt: [1, 2, 3], completion: [40, 41] },
+    });
+
+  it('streams one chunk per token with its id and log-probability, prompt ids first', () => {
+    const chunks = chatCompletionChunks(body('Hello'), ['Hel', 'lo'], {
+      includeUsage: true,
+    }) as Array<{
+      prompt_token_ids?: number[];
+      choices: Array<{
+        delta: { content?: string };
+        token_ids?: number[];
+        finish_reason: string | null;
+        logprobs: { content: Array<{ logprob: number }> } | null;
+      }>;
+      usage?: unknown;
+    }>;
+    expect(chunks[0]!.prompt_token_ids).toEqual([1, 2, 3]);
+    expect(chunks.slice(1, 3).map((chunk) => chunk.choices[0]!.delta.content)).toEqual([
+      'Hel',
+      'lo',
+    ]);
+    expect(chunks.flatMap((chunk) => chunk.choices[0]?.token_ids ?? [])).toEqual([40, 41]);
+    expect(
+      chunks
+        .flatMap((chunk) => chunk.choices[0]?.logprobs?.content ?? [])
+        .map((entry) => entry.logprob),
+    ).toEqual([-0.5, -0.25]);
+    expect(chunks[3]!.choices[0]!.finish_reason).toBe('stop');
+    expect(chunks[4]).toMatchObject({
+      choices: [],
+      usage: { prompt_tokens: 3, completion_tokens: 2 },
+    });
+    expect(serverSentEvents(chunks).endsWith('data: [DONE]\n\n')).toBe(true);
+  });
+
+  it('puts a tool call and all its tokens in one chunk, and the content on the first token when the texts do not spell it', () => {
+    const call = {
+      id: 'call_1',
+      type: 'function' as const,
+      function: { name: 'act', arguments: '{}' },
+    };
+    const tool = chatCompletionChunks(body(null, [call]), ['{', '}']) as Array<{
+      choices: Array<{ delta: { tool_calls?: unknown[] }; token_ids?: number[] }>;
+    }>;
+    expect(tool[1]!.choices[0]!.delta.tool_calls).toEqual([{ index: 0, ...call }]);
+    expect(tool[1]!.choices[0]!.token_ids).toEqual([40, 41]);
+    const cut = chatCompletionChunks(body('Hel'), ['Hel', 'lo']) as Array<{
+      choices: Array<{ delta: { content?: string } }>;
+    }>;
+    expect(cut.slice(1, 3).map((chunk) => chunk.choices[0]!.delta.content)).toEqual(['Hel', '']);
   });
 });

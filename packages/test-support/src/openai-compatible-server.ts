@@ -181,6 +181,14 @@ export async function startOpenAICompatibleServer(
     index: number,
   ): Promise<void> {
     const parsed = parseOpenAIRequest(record.rawBody, ChatCompletionRequestSchema);
+    if (parsed.stream === true) {
+      throw new OpenAIHttpError(
+        400,
+        'stream is not supported by this test server; send stream: false (dreamgym model serve streams).',
+        'invalid_request_error',
+        'stream',
+      );
+    }
     // Responders see the request as sent; the parsed copy only backs the defaults below.
     const request = record.body as ReceivedChatRequest;
     let effective = request;
