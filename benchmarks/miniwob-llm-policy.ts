@@ -8,8 +8,22 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { type DomainAdapter, SeededRandom } from '@dreamgym/core';
-import { LlmPolicy, OpenAICompatibleRuntime, resolveModelPath } from '@dreamgym/llama';
+import {
+  type DomainAdapter,
+  type DreamGymConfigInput,
+  SeededRandom,
+  type TrainablePolicy,
+  type Trajectory,
+} from '@dreamgym/core';
+import { demonstrationSamples } from '@dreamgym/core/training';
+import {
+  LlmPolicy,
+  type LlmRuntime,
+  OpenAICompatibleRuntime,
+  resolveModelPath,
+} from '@dreamgym/llama';
+import { experimentBaseConfig } from './experiment-conditions.js';
+import { MINIWOB_MAX_STEPS } from './miniwob-budget-domain.js';
 
 /**
  * The policy's settings, chosen before any held-out result. LoRA rank 8 on the top 4 of 30
@@ -104,25 +118,42 @@ export async function startModelServer(options: {
  * `threads` threads at `learningRate` (behaviour cloning passes its own rate per call).
  */
 export async function createMiniwobLlmPolicy(options: {
-  server: ModelServer;
+  /** Acting through `dreamgym model serve` (the experiment's CPU path). */
+  server?: ModelServer;
+  /**
+   * Acting in the torch worker instead (`actOn: 'trainer'`, the GPU path of
+   * `benchmarks/gpu/miniwob-llm.sh`): `runtime` only tokenises, the worker runs on `device`
+   * with weights in `dtype`.
+   */
+  trainerActing?: { runtime: LlmRuntime; device: string; dtype: 'float32' | 'bfloat16' };
   adapter: DomainAdapter;
   workDirectory: string;
   seed: number;
   learningRate: number;
   threads?: number;
+  /** Blocks with LoRA, from the top. Default `MINIWOB_LLM_POLICY.topLayers`. */
+  topLayers?: number;
   log: (message: string) => void;
 }): Promise<LlmPolicy> {
-  const { server, adapter, log } = options;
-  const runtime = new OpenAICompatibleRuntime({
-    baseURL: server.baseURL,
-    model: 'smollm2-135m-instruct',
-    modelPath: server.modelPath,
-    // On two cores shared with other work, a scoring request waits behind others in the
-    // server's queue: the default 2 minutes ended two smoke runs at load 18-24.
-    timeoutMs: 900_000,
-  });
+  const { server, trainerActing, adapter, log } = options;
+  if (!server === !trainerActing) {
+    throw new Error(
+      'createMiniwobLlmPolicy: give exactly one of server (acting through dreamgym model serve) and trainerActing (acting in the torch worker).',
+    );
+  }
+  const runtime =
+    trainerActing?.runtime ??
+    new OpenAICompatibleRuntime({
+      baseURL: server!.baseURL,
+      model: 'smollm2-135m-instruct',
+      modelPath: server!.modelPath,
+      // On two cores shared with other work, a scoring request waits behind others in the
+      // server's queue: the default 2 minutes ended two smoke runs at load 18-24.
+      timeoutMs: 900_000,
+    });
   return LlmPolicy.create({
     runtime,
+    ...(trainerActing && { actOn: 'trainer' as const }),
     prompt: {
       agentInstructions: COMPACT_INSTRUCTIONS,
       historyWindow: MINIWOB_LLM_POLICY.historyWindow,
@@ -130,11 +161,15 @@ export async function createMiniwobLlmPolicy(options: {
     actionSelection: MINIWOB_LLM_POLICY.actionSelection,
     parseAction: (text) => adapter.parseAction(text),
     trainer: {
-      lora: { rank: MINIWOB_LLM_POLICY.loraRank, topLayers: MINIWOB_LLM_POLICY.topLayers },
+      lora: {
+        rank: MINIWOB_LLM_POLICY.loraRank,
+        topLayers: options.topLayers ?? MINIWOB_LLM_POLICY.topLayers,
+      },
       learningRate: options.learningRate,
       seed: options.seed,
+      ...(trainerActing && { dtype: trainerActing.dtype }),
       backend: {
-        device: 'cpu',
+        device: trainerActing?.device ?? 'cpu',
         threads: options.threads ?? 1,
         log: (line) => {
           if (!/Warning|warn/.test(line)) log(`worker: ${line}`);
@@ -146,4 +181,82 @@ export async function createMiniwobLlmPolicy(options: {
     id: 'llm:smollm2-135m-instruct',
     log,
   });
+}
+
+/** The loop settings of the experiment's conditions (`miniwob-llm.ts` and the GPU driver). */
+export interface MiniwobLlmLoopSettings {
+  tasksPerIteration: number;
+  rollouts: number;
+  /** Real pages played at once. */
+  realConcurrency: number;
+  rlLearningRate: number;
+}
+
+/** The loop configuration every condition of the experiment starts from. */
+export function miniwobLlmLoopConfig(
+  seed: number,
+  settings: MiniwobLlmLoopSettings,
+): DreamGymConfigInput {
+  const { tasksPerIteration, rollouts } = settings;
+  const config = experimentBaseConfig({
+    seed,
+    iterations: 15,
+    maxSteps: MINIWOB_MAX_STEPS,
+    realConcurrency: settings.realConcurrency,
+    rlLearningRate: settings.rlLearningRate,
+  });
+  return {
+    ...config,
+    tasksPerIteration,
+    rolloutsPerTask: rollouts,
+    // As many episodes at once as the model server evaluates requests.
+    concurrency: 2,
+    trainer: { ...config.trainer, epochs: 1, maxGradNorm: 1 },
+    simToReal: { ...config.simToReal!, tasksPerIteration, rolloutsPerTask: rollouts },
+    checkpointEvery: 1,
+  };
+}
+
+/** The start's cloning settings (`results/miniwob-llm/bc-settings.json`'s choice). */
+export interface MiniwobLlmCloning {
+  epochs: number;
+  miniBatchSize: number;
+  learningRate: number;
+}
+
+/**
+ * The start: `untrained` cloned on every step of `demonstrations` for exactly
+ * `cloning.epochs` epochs, in an order seeded by `seed`. Returns what it did, epoch by epoch
+ * (written as `start-<seed>-cloning.json`).
+ */
+export async function cloneMiniwobLlmStart(
+  untrained: TrainablePolicy,
+  options: {
+    adapter: DomainAdapter;
+    seed: number;
+    demonstrations: readonly Trajectory[];
+    cloning: MiniwobLlmCloning;
+    log: (message: string) => void;
+  },
+): Promise<Record<string, unknown>> {
+  const { adapter, seed, cloning, log } = options;
+  const samples = demonstrationSamples(options.demonstrations, (observation, history) =>
+    adapter.candidateActions(observation, history),
+  );
+  const random = new SeededRandom(seed).fork('behaviour-cloning');
+  const epochs: Record<string, number>[] = [];
+  for (let epoch = 1; epoch <= cloning.epochs; epoch += 1) {
+    const started = performance.now();
+    const pass = await untrained.imitate(samples, {
+      miniBatchSize: cloning.miniBatchSize,
+      learningRate: cloning.learningRate,
+      random,
+    });
+    const seconds = (performance.now() - started) / 1000;
+    epochs.push({ epoch, trainNegativeLogLikelihood: pass.negativeLogLikelihood, seconds });
+    log(
+      `start seed ${seed}: cloning epoch ${epoch}/${cloning.epochs}, train NLL ${pass.negativeLogLikelihood.toFixed(3)} (${seconds.toFixed(0)} s)`,
+    );
+  }
+  return { seed, samples: samples.length, ...cloning, epochs };
 }

@@ -32,7 +32,7 @@
  *     [--conditions start,real-grpo,dreamgym,dreamgym-s2r] [--marks 1000,3000] [--s2r-budget 600] \
  *     [--tasks-per-iteration 8] [--rollouts 4] [--rl-learning-rate R] [--gap-tasks 48] \
  *     [--dreamgym-updates N] [--bc-settings FILE] [--commit MINUTES] [--scratch DIR] [--data DIR] \
- *     [--out DIR]
+ *     [--out DIR] [--lora-top-layers N]
  * A smoke run (small marks) needs its own `--scratch` and `--out` (and may clone with settings of
  * its own, `--bc-settings FILE` holding `chosen` and `data.miniBatchSize`). `--conditions ''` writes the
  * results file from what is measured. Writes `<out>/miniwob-llm.json` and
@@ -44,18 +44,17 @@ import { existsSync } from 'node:fs';
 import { appendFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
 import { join, relative, resolve } from 'node:path';
-import { SeededRandom } from '@dreamgym/core';
-import { demonstrationSamples } from '@dreamgym/core/training';
 import { ExperienceGrounding } from '@dreamgym/run';
 import { log } from './alfworld-protocol.js';
 import { budgetCommandLine, wholeNumbers } from './budgets-command-line.js';
 import { type BudgetDomain, type BudgetIteration, runBudgets } from './budgets-driver.js';
 import { type BudgetCondition, finalMark, greedyOn } from './budgets-report.js';
-import { experimentBaseConfig } from './experiment-conditions.js';
 import { MINIWOB_MAX_STEPS, miniwobBudgetDomain } from './miniwob-budget-domain.js';
 import {
+  cloneMiniwobLlmStart,
   createMiniwobLlmPolicy,
   MINIWOB_LLM_POLICY,
+  miniwobLlmLoopConfig,
   startModelServer,
 } from './miniwob-llm-policy.js';
 
@@ -71,7 +70,17 @@ const { run, values } = budgetCommandLine('miniwob-llm', {
   rollouts: { type: 'string', default: '4' },
   'bc-settings': { type: 'string' },
   commit: { type: 'string', default: '0' },
+  'lora-top-layers': { type: 'string', default: String(MINIWOB_LLM_POLICY.topLayers) },
 });
+/**
+ * Blocks with LoRA: the CPU default, or all 30 to evaluate points trained on a GPU
+ * (`benchmarks/gpu/miniwob-llm.sh`).
+ */
+const topLayers = wholeNumbers('lora-top-layers', values['lora-top-layers']!)[0]!;
+const blocksNote =
+  topLayers === MINIWOB_LLM_POLICY.topLayers
+    ? "the CPU default: the frozen blocks' outputs are cached"
+    : 'trained on a GPU by benchmarks/gpu/miniwob-llm.sh';
 const [trainSeeds, evalSeeds, startSeeds, concurrency, tasksPerIteration, rollouts] = (
   [
     'train-seeds',
@@ -145,27 +154,16 @@ const base = miniwobBudgetDomain({
 
 /** The loop configuration every condition starts from. */
 function baseConfig(seed: number) {
-  const config = experimentBaseConfig({
-    seed,
-    iterations: 15,
-    maxSteps: MINIWOB_MAX_STEPS,
+  return miniwobLlmLoopConfig(seed, {
+    tasksPerIteration,
+    rollouts,
     realConcurrency: concurrency,
     rlLearningRate: RL_LEARNING_RATE,
   });
-  return {
-    ...config,
-    tasksPerIteration,
-    rolloutsPerTask: rollouts,
-    // As many episodes at once as the model server evaluates requests.
-    concurrency: 2,
-    trainer: { ...config.trainer, epochs: 1, maxGradNorm: 1 },
-    simToReal: { ...config.simToReal!, tasksPerIteration, rolloutsPerTask: rollouts },
-    checkpointEvery: 1,
-  };
 }
 
 const DECISIONS = [
-  `Policy: SmolLM2-135M-Instruct (Q4_1 GGUF, the only model here), LoRA rank ${MINIWOB_LLM_POLICY.loraRank} on the top ${MINIWOB_LLM_POLICY.topLayers} of 30 blocks (the CPU default: the frozen blocks' outputs are cached), compact prompt, history window ${MINIWOB_LLM_POLICY.historyWindow}, score selection over the candidate actions (never invalid or unparsable). Chosen before any result.`,
+  `Policy: SmolLM2-135M-Instruct (Q4_1 GGUF, the only model here), LoRA rank ${MINIWOB_LLM_POLICY.loraRank} on the top ${topLayers} of 30 blocks (${blocksNote}), compact prompt, history window ${MINIWOB_LLM_POLICY.historyWindow}, score selection over the candidate actions (never invalid or unparsable). Chosen before any result.`,
   `Behaviour cloning (start): learning rate ${chosen.learningRate}, ${BEHAVIOUR_CLONING.epochs} epochs, mini-batches of ${BEHAVIOUR_CLONING.miniBatchSize}, chosen by miniwob-llm-bc-settings.ts on training instances only (validation NLL on the exploration successes of training seeds 5..29: ${chosen.from.toFixed(3)} -> ${chosen.validationNegativeLogLikelihood.toFixed(3)}); the start clones for exactly that many epochs (no early stopping on a share of its 41 steps).`,
   `RL learning rate ${RL_LEARNING_RATE} (a tenth of the cloning rate, fixed before any result, not tuned), 1 epoch per iteration, gradient norm clipped at 1.`,
   `Iterations of ${tasksPerIteration} tasks x ${rollouts} rollouts in both real-env GRPO and DreamGym (the linear experiment's DreamGym played 16 x 4): each update sees as many episodes in either environment, and acting is the CPU's largest cost.`,
@@ -283,7 +281,7 @@ const llmDomain: BudgetDomain = {
   baseConfig,
   protocol: {
     ...base.protocol,
-    policy: `SmolLM2-135M-Instruct through dreamgym model serve (OpenAICompatibleRuntime, score selection), LoRA rank ${MINIWOB_LLM_POLICY.loraRank} on the top ${MINIWOB_LLM_POLICY.topLayers} blocks trained in the torch worker on the CPU (miniwob-llm-policy.ts)`,
+    policy: `SmolLM2-135M-Instruct through dreamgym model serve (OpenAICompatibleRuntime, score selection), LoRA rank ${MINIWOB_LLM_POLICY.loraRank} on the top ${topLayers} blocks trained in the torch worker on the ${topLayers === MINIWOB_LLM_POLICY.topLayers ? 'CPU' : 'GPU (benchmarks/gpu/miniwob-llm.sh)'} (miniwob-llm-policy.ts)`,
     experienceModel:
       'the embedded default (dreamgym train): retrieval over the exploration episodes with the world memory, the learned outcome judge with action refusal; built afresh per condition',
   },
@@ -332,7 +330,7 @@ const llmDomain: BudgetDomain = {
         s2rBudget: run.s2rBudget,
         tasksPerIteration,
         rolloutsPerTask: rollouts,
-        policy: MINIWOB_LLM_POLICY,
+        policy: { ...MINIWOB_LLM_POLICY, topLayers },
         behaviourCloning: BEHAVIOUR_CLONING,
         rlLearningRate: RL_LEARNING_RATE,
         seeds: run.seeds,
@@ -409,6 +407,7 @@ const llmDomain: BudgetDomain = {
       workDirectory: join(run.scratch, 'policy-exports'),
       seed: run.seeds[0]!,
       learningRate: RL_LEARNING_RATE,
+      topLayers,
       log,
     });
     // Stopped from outside (the end of a session): the server, worker and browser go too; the
@@ -442,27 +441,16 @@ const llmDomain: BudgetDomain = {
         return policy;
       },
       clone: async (untrained, seed, demonstrations) => {
-        const samples = demonstrationSamples(demonstrations, (observation, history) =>
-          setup.adapter.candidateActions(observation, history),
-        );
-        const random = new SeededRandom(seed).fork('behaviour-cloning');
-        const epochs: Record<string, number>[] = [];
-        for (let epoch = 1; epoch <= BEHAVIOUR_CLONING.epochs; epoch += 1) {
-          const started = performance.now();
-          const pass = await untrained.imitate(samples, {
-            miniBatchSize: BEHAVIOUR_CLONING.miniBatchSize,
-            learningRate: BEHAVIOUR_CLONING.learningRate,
-            random,
-          });
-          const seconds = (performance.now() - started) / 1000;
-          epochs.push({ epoch, trainNegativeLogLikelihood: pass.negativeLogLikelihood, seconds });
-          log(
-            `start seed ${seed}: cloning epoch ${epoch}/${BEHAVIOUR_CLONING.epochs}, train NLL ${pass.negativeLogLikelihood.toFixed(3)} (${seconds.toFixed(0)} s)`,
-          );
-        }
+        const record = await cloneMiniwobLlmStart(untrained, {
+          adapter: setup.adapter,
+          seed,
+          demonstrations,
+          cloning: BEHAVIOUR_CLONING,
+          log,
+        });
         await writeFile(
           join(keep, `start-${seed}-cloning.json`),
-          `${JSON.stringify({ seed, samples: samples.length, ...BEHAVIOUR_CLONING, epochs }, null, 2)}\n`,
+          `${JSON.stringify(record, null, 2)}\n`,
         );
       },
       counters: () => {
