@@ -13,6 +13,9 @@ import { pathToFileURL } from 'node:url';
 /** The commit before issue 19 (the replay-buffer split and the synthetic-step profile). */
 export const ISSUE_19_BASELINE = '534f9ec';
 
+/** The commit before issue 53's pass over the synthetic step (the experience benchmark's baseline). */
+export const ISSUE_53_BASELINE = '2a6f4ae';
+
 /**
  * The files under `path` (e.g. `packages/core/src`) as they were at git revision `ref`, in a
  * scratch directory beside this checkout's node_modules (symlinked), so that tsx can load them;

@@ -9,7 +9,8 @@ export class BoundedMemo<K, V> {
 
   /** The remembered value of `key`, or `compute(key)`, remembered. */
   get(key: K, compute: (key: K) => V): V {
-    if (this.entries.has(key)) return this.entries.get(key) as V;
+    const remembered = this.entries.get(key);
+    if (remembered !== undefined || this.entries.has(key)) return remembered as V;
     const value = compute(key);
     if (this.entries.size >= this.capacity) this.entries.clear();
     this.entries.set(key, value);

@@ -5,6 +5,7 @@
  * that makes it describe the current action's entities instead.
  */
 import type { ParsedAction } from '../adapter.js';
+import { BoundedMemo } from './bounded-memo.js';
 
 /** One renaming: `from` (in the retrieved transition) becomes `to` (in the current one). */
 export type EntityPair = readonly [from: string, to: string];
@@ -144,9 +145,20 @@ export function transferEntities(text: string, pairs: readonly EntityPair[]): st
   }
   // Longest names first so `cabinet 10` wins over `cabinet 1` in the alternation.
   const names = [...renaming.keys()].sort((a, b) => b.length - a.length);
-  const pattern = new RegExp(`(?<![\\w-])(${names.map(escapeRegExp).join('|')})(?![\\w-])`, 'gi');
+  const pattern = namePatterns.get(names.join('\u0000'), () => namesPattern(names));
   return text.replace(pattern, (match) => renaming.get(match.toLowerCase()) ?? match);
 }
+
+/**
+ * The pattern matching any of `names` as a whole name. Global, for `replace`, which starts
+ * from the beginning of the text whatever the pattern's `lastIndex`.
+ */
+function namesPattern(names: readonly string[]): RegExp {
+  return new RegExp(`(?<![\\w-])(${names.map(escapeRegExp).join('|')})(?![\\w-])`, 'gi');
+}
+
+/** Patterns of the name sets renamed (the same pairs recur from step to step). */
+const namePatterns = new BoundedMemo<string, RegExp>(4096);
 
 /**
  * Splits an action into a type and entity arguments without a grammar: the leading

@@ -4,6 +4,7 @@
  * shows what the episode did to it.
  */
 import type { ListingStyle } from '../adapter.js';
+import { BoundedMemo } from './bounded-memo.js';
 
 export type { ListingStyle };
 
@@ -49,9 +50,17 @@ function joinItems(
 
 /** True when `text` names `entity` as a whole name. */
 export function mentionsEntity(text: string, entity: string): boolean {
-  const escaped = entity.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`(?<![\\w-])${escaped}(?![\\w-])`, 'i').test(text);
+  return wholeName.get(entity, wholeNamePattern).test(text);
 }
+
+/** The pattern of `entity` as a whole name (not global, so `test` keeps no state). */
+function wholeNamePattern(entity: string): RegExp {
+  const escaped = entity.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(?<![\\w-])${escaped}(?![\\w-])`, 'i');
+}
+
+/** Patterns of the names asked about (the same entities recur from step to step). */
+const wholeName = new BoundedMemo<string, RegExp>(4096);
 
 /**
  * Removes `entity` from the first listing of `text`, writing an empty listing as

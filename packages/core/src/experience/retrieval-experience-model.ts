@@ -97,7 +97,7 @@ export function emptyRetrievalModelTimings(): RetrievalModelTimings {
 }
 
 /** Most action texts whose parse is remembered (the memo is emptied when it is full). */
-const PARSE_MEMO = 4096;
+const PARSE_MEMO = 16384;
 
 /** Score from which a neighbour counts as a phi twin of the query (float rounding below 1). */
 const TWIN_SCORE = 1 - 1e-5;
@@ -114,17 +114,30 @@ function instructionWords(instruction: string): ReadonlySet<string> {
   return new Set(instruction.toLowerCase().split(/[^a-z0-9]+/));
 }
 
+/** The entity-name words of each argument list (a parsed action's, kept by the parse memo). */
+const nameWords = new WeakMap<readonly string[], readonly string[]>();
+
+/** The lower-cased words of `args` that name (not number) an entity. */
+function nameWordsOf(args: readonly string[]): readonly string[] {
+  let words = nameWords.get(args);
+  if (words === undefined) {
+    words = args.flatMap((argument) =>
+      argument
+        .toLowerCase()
+        .split(/\s+/)
+        .filter((word) => word !== '' && !/^\d+$/.test(word)),
+    );
+    nameWords.set(args, words);
+  }
+  return words;
+}
+
 /** Share of the entity-name words of `args` that occur in `instruction`. */
 export function instructionOverlap(
   args: readonly string[],
   instruction: string | ReadonlySet<string>,
 ): number {
-  const words = args.flatMap((argument) =>
-    argument
-      .toLowerCase()
-      .split(/\s+/)
-      .filter((word) => word !== '' && !/^\d+$/.test(word)),
-  );
+  const words = nameWordsOf(args);
   if (words.length === 0) return 0;
   const present = typeof instruction === 'string' ? instructionWords(instruction) : instruction;
   return words.filter((word) => present.has(word)).length / words.length;
