@@ -1,4 +1,5 @@
 import { SeededRandom } from '@dreamgym/core';
+import { applyRewardRule, rewardRuleOf } from '@dreamgym/core/experience';
 import type { GoalCheckInput } from '@dreamgym/core/mdp';
 
 import { corridorTasks, createCorridorAdapter, playCorridor } from '@dreamgym/core/testing';
@@ -32,7 +33,12 @@ describe('the embedded experience model', () => {
       action: 'take key',
       demos: [],
     });
-    expect(step).toMatchObject({ done: true, success: true, reward: 1 });
+    // What the step earns: the model's reward rule, as the synthetic environment applies it.
+    expect(applyRewardRule(step, rewardRuleOf(experienceModel))).toEqual({
+      done: true,
+      success: true,
+      reward: 1,
+    });
     expect(seen).toHaveLength(1);
     expect(seen[0]).toMatchObject({ task: { id: task.id }, action: 'take key', history: [] });
     expect(seen[0]!.nextState.text).toEqual(expect.any(String));

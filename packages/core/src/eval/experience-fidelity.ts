@@ -9,6 +9,7 @@
  */
 import type { DomainAdapter } from '../adapter.js';
 import type { ExperienceModel } from '../experience/experience-model.js';
+import { applyRewardRule, rewardRuleOf } from '../experience/outcome-reward.js';
 import type { Trajectory } from '../mdp/schemas.js';
 import { trajectoryToTransitions } from '../mdp/transitions.js';
 import type { RetrievalFilter, TransitionRetriever } from '../replay/retriever.js';
@@ -200,6 +201,7 @@ export async function evaluateExperienceModel(
   const k = options.retriever ? (options.k ?? 4) : 0;
   const tolerance = options.rewardTolerance ?? 0.5;
   const keep = options.keepDisagreements ?? 0;
+  const rule = rewardRuleOf(model);
   const disagreements: StepDisagreement[] = [];
   const overall = emptyTally();
   const byType = new Map<string, Tally>();
@@ -243,16 +245,18 @@ export async function evaluateExperienceModel(
         action,
         demos,
       });
+      // What the synthetic environment would make of the prediction: its reward rule, once.
+      const outcome = applyRewardRule(prediction, rule);
       const tally = byType.get(type) ?? emptyTally();
       byType.set(type, tally);
-      const error = Math.abs(prediction.reward - transition.reward);
+      const error = Math.abs(outcome.reward - transition.reward);
       const exact = exactMatch(prediction.observation.text, transition.nextState.text);
       const f1 = tokenF1(prediction.observation.text, transition.nextState.text);
       // Success as the rollout collector judges it: the trajectory's outcome on its final
       // step (else a positive final reward); the model's `success` flag, else its reward.
       const realSuccess =
         transition.done && (transition.trajectorySuccess ?? transition.reward > 0);
-      const predictedSuccess = prediction.done && (prediction.success || prediction.reward > 0);
+      const predictedSuccess = outcome.done && (outcome.success || outcome.reward > 0);
       for (const target of [overall, tally]) {
         target.steps += 1;
         if (exact) target.exact += 1;
@@ -260,10 +264,10 @@ export async function evaluateExperienceModel(
         if (error <= tolerance) target.rewardCorrect += 1;
         target.rewardError += error;
         target.rewardMax = Math.max(target.rewardMax, error);
-        if (prediction.done === transition.done) target.terminalAgree += 1;
+        if (outcome.done === transition.done) target.terminalAgree += 1;
         if (transition.done) target.realFinal += 1;
-        if (prediction.done) target.predictedFinal += 1;
-        if (transition.done && prediction.done) target.bothFinal += 1;
+        if (outcome.done) target.predictedFinal += 1;
+        if (transition.done && outcome.done) target.bothFinal += 1;
         if (predictedSuccess && !realSuccess) target.falseSuccess += 1;
         if (realSuccess) target.realSuccess += 1;
         if (realSuccess && predictedSuccess) target.bothSuccess += 1;
@@ -273,7 +277,7 @@ export async function evaluateExperienceModel(
           ? 'false-success'
           : realSuccess && !predictedSuccess
             ? 'missed-success'
-            : !exact || error > tolerance || prediction.done !== transition.done
+            : !exact || error > tolerance || outcome.done !== transition.done
               ? 'mismatch'
               : undefined;
       if (keep > 0 && kind !== undefined) {
@@ -289,9 +293,9 @@ export async function evaluateExperienceModel(
           realNextState: transition.nextState.text,
           predictedNextState: prediction.observation.text,
           realReward: transition.reward,
-          predictedReward: prediction.reward,
+          predictedReward: outcome.reward,
           realDone: transition.done,
-          predictedDone: prediction.done,
+          predictedDone: outcome.done,
           tokenF1: f1,
         });
         // Trimmed now and then rather than kept whole: a long evaluation has many thousands.

@@ -6,6 +6,7 @@
  */
 import type { Observation, Step, Task, Trajectory } from '../mdp/schemas.js';
 import type { ScoredTransition } from '../replay/retriever.js';
+import type { RewardRuleInput } from './outcome-reward.js';
 
 /** What the experience model is asked to predict from (one transition of an episode). */
 export interface ExperienceInput {
@@ -28,8 +29,13 @@ export interface ExperiencePrediction {
   reasoning: string;
   /** s_{t+1}. `actions` may be absent; the synthetic environment then fills them from the adapter. */
   observation: Observation;
-  /** r_{t+1}, after the model's reward rule (outcome reward by default). */
-  reward: number;
+  /**
+   * The model's own estimate of r_{t+1} (its neighbours' mean reward, the LLM's number). What
+   * the step earns is decided once, by the synthetic environment's reward rule
+   * (`ExperienceModel.rewardRule`): under the default outcome rule this number is not used;
+   * in `model` mode it is the reward of every step that is not a success. Absent: none.
+   */
+  reward?: number;
   /** True when the episode ended after the action. */
   done: boolean;
   /** True when the model judged the task accomplished. */
@@ -50,7 +56,13 @@ export interface InitialStateInput {
 export interface ExperienceModel {
   /** Identifies the model in logs and metrics (`retrieval`, `reasoning:<chat model id>`). */
   readonly id: string;
-  /** Predicts (R_t, s_{t+1}, r_{t+1}, done) for one transition. */
+  /**
+   * How the synthetic environment turns this model's predictions into rewards (its reward
+   * rule, applied once per step there): absent, the outcome reward (1 on a successful final
+   * step, else 0). A model learned from data with graded rewards declares `mode: 'model'`.
+   */
+  readonly rewardRule?: RewardRuleInput;
+  /** Predicts (R_t, s_{t+1}, its reward estimate, done, success) for one transition. */
   predict(input: ExperienceInput): Promise<ExperiencePrediction>;
   /**
    * Synthesises s_0 for a task without `initialObservation`. Models without it cannot

@@ -21,6 +21,7 @@ import type {
   InitialStateInput,
 } from './experience-model.js';
 import { mentionsEntity } from './listing.js';
+import type { RewardRuleInput } from './outcome-reward.js';
 
 /** When the LLM is asked. */
 export type HybridConsultPolicy = 'always' | 'uncertain';
@@ -73,6 +74,8 @@ function normalize(text: string): string {
 /** The grounded-hybrid experience model. */
 export class GroundedHybridExperienceModel implements ExperienceModel {
   readonly id: string;
+  /** The retrieval model's reward rule: both parts are grounded in the same data. */
+  readonly rewardRule?: RewardRuleInput;
   private readonly options: GroundedHybridExperienceModelOptions;
   private readonly consult: HybridConsultPolicy;
   private readonly minSupport: number;
@@ -85,6 +88,8 @@ export class GroundedHybridExperienceModel implements ExperienceModel {
     this.minSupport = options.minSupport ?? 0.5;
     this.entityPattern = options.entityPattern ?? DEFAULT_ENTITY;
     this.id = options.id ?? `hybrid:${options.reasoning.id}`;
+    const rewardRule = options.retrieval.rewardRule ?? options.reasoning.rewardRule;
+    if (rewardRule !== undefined) this.rewardRule = rewardRule;
   }
 
   /** How the predictions so far were made: `history`, `grounded`, `llm`, and each overruling reason. */
@@ -145,7 +150,7 @@ export class GroundedHybridExperienceModel implements ExperienceModel {
     return {
       reasoning: llm.reasoning,
       observation: llm.observation,
-      reward: outcome.reward,
+      ...(outcome.reward === undefined ? {} : { reward: outcome.reward }),
       done: outcome.done,
       success: outcome.success,
       info: {

@@ -39,6 +39,7 @@ export {
   type JudgedOutcome,
   type RewardRule,
   RewardRuleSchema,
+  rewardRuleOf,
 } from './outcome-reward.js';
 export {
   ReasoningExperienceModel,

@@ -17,12 +17,7 @@ import type {
   InitialStateInput,
 } from './experience-model.js';
 import type { OutcomeJudge } from './outcome-judge.js';
-import {
-  applyRewardRule,
-  type RewardRule,
-  type RewardRuleInput,
-  RewardRuleSchema,
-} from './outcome-reward.js';
+import type { RewardRuleInput } from './outcome-reward.js';
 
 /** An experience model whose outcomes are judged by a learned {@link OutcomeJudge}. */
 export class JudgedExperienceModel implements ExperienceModel {
@@ -31,16 +26,18 @@ export class JudgedExperienceModel implements ExperienceModel {
   readonly base: ExperienceModel;
   /** The judge of every step's outcome. */
   readonly judge: OutcomeJudge;
-  private readonly rule: RewardRule;
+  /** The reward rule the synthetic environment applies (the given one, else the base model's). */
+  readonly rewardRule?: RewardRuleInput;
   private readonly goalCheck: ((step: GoalCheckInput) => boolean | undefined) | undefined;
   readonly initialState?: (input: InitialStateInput) => Promise<Observation>;
 
   /**
    * @param base the model whose next states are kept.
    * @param judge the learned outcome judge.
-   * @param options.reward the reward rule applied to the judged outcome (default: outcome
-   *   reward, 1 on the successful final step). In `model` mode (offline data with graded
-   *   endings) a judged failed ending earns the base model's reward: partial credit.
+   * @param options.reward the reward rule the synthetic environment applies to the judged
+   *   outcome (default: the base model's, else outcome reward, 1 on the successful final
+   *   step). In `model` mode (offline data with graded endings) a judged failed ending earns
+   *   the base model's reward: partial credit.
    * @param options.goalCheck the domain's goal check (`DomainAdapter.goalCheck`): `true` ends
    *   the step's episode with success, `false` refuses a success, `undefined` leaves the step
    *   to the judge.
@@ -56,7 +53,8 @@ export class JudgedExperienceModel implements ExperienceModel {
     this.base = base;
     this.judge = judge;
     this.id = `${base.id}+judge`;
-    this.rule = RewardRuleSchema.parse(options.reward ?? {});
+    const rewardRule = options.reward ?? base.rewardRule;
+    if (rewardRule !== undefined) this.rewardRule = rewardRule;
     this.goalCheck = options.goalCheck;
     if (base.initialState) this.initialState = (input) => base.initialState!(input);
   }
@@ -74,7 +72,6 @@ export class JudgedExperienceModel implements ExperienceModel {
       return {
         reasoning: 'The action is not among the admissible actions of this state: nothing changes.',
         observation: refusalObservation(refusal, input.state),
-        reward: applyRewardRule({ done: false, success: false }, this.rule).reward,
         done: false,
         success: false,
         info: { refused: true },
@@ -96,21 +93,16 @@ export class JudgedExperienceModel implements ExperienceModel {
         : goal
           ? { done: true, success: true }
           : { done: verdict.done && !verdict.success, success: false };
-    // The base model's reward counts (in `model` mode) only where the judged episode ends in
+    // The base model's reward is kept (for `model` mode) only where the judged episode ends in
     // failure: the partial credit of a graded ending (a purchase matching some of the
     // attributes). A judged success earns the success reward, and a step the judge does not
     // end earns nothing, whatever the neighbours voted.
-    const outcome = applyRewardRule(
-      {
-        done: judged.done,
-        success: judged.success,
-        ...(judged.done && !judged.success ? { reward: prediction.reward } : {}),
-      },
-      this.rule,
-    );
+    const { reward: baseReward, ...rest } = prediction;
     return {
-      ...prediction,
-      ...outcome,
+      ...rest,
+      done: judged.done,
+      success: judged.success,
+      ...(judged.done && !judged.success && baseReward !== undefined ? { reward: baseReward } : {}),
       info: {
         ...prediction.info,
         outcomeJudge: {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { GoalCheckInput } from '../mdp/goal-check.js';
 import type { Step, Trajectory } from '../mdp/schemas.js';
+import { earned } from './earned.test-support.js';
 import type { ExperienceModel } from './experience-model.js';
 import { JudgedExperienceModel } from './judged-experience-model.js';
 import { outcomeFacts } from './outcome-facts.js';
@@ -419,7 +420,10 @@ describe('JudgedExperienceModel', () => {
   });
 
   it("keeps the base model's next state and replaces its outcome with the judge's", async () => {
-    const exploit = await model.predict(input(['go to box 1'], 'put pen 1 in box 1'));
+    const exploit = earned(
+      model,
+      await model.predict(input(['go to box 1'], 'put pen 1 in box 1')),
+    );
     expect(exploit).toMatchObject({
       observation: { text: 'You put it in the box.' },
       reward: 0,
@@ -430,7 +434,7 @@ describe('JudgedExperienceModel', () => {
     const right = await model.predict(
       input(['take key 1 from table 1', 'go to box 1'], 'put key 1 in box 1'),
     );
-    expect(right).toMatchObject({ reward: 1, done: true, success: true });
+    expect(earned(model, right)).toMatchObject({ reward: 1, done: true, success: true });
     expect(model.id).toBe('generous+judge');
     expect(await model.initialState!({ task: input([], '').task, demos: [] })).toEqual({
       text: 'a room',
@@ -450,11 +454,11 @@ describe('JudgedExperienceModel', () => {
     const right = ['take key 1 from table 1', 'go to box 1'];
     // The judge pays this put; the domain's check refuses it (the box is closed)...
     const refused = await checked.predict(input(right, 'put key 1 in box 1'));
-    expect(refused).toMatchObject({ reward: 0, done: false, success: false });
+    expect(earned(checked, refused)).toMatchObject({ reward: 0, done: false, success: false });
     expect(refused.info?.outcomeJudge).toMatchObject({ goalCheck: false });
     // ...and pays the put of a pen after the box was opened, which the judge refuses.
     const paid = await checked.predict(input([...right, 'open box 1'], 'put pen 1 in box 1'));
-    expect(paid).toMatchObject({ reward: 1, done: true, success: true });
+    expect(earned(checked, paid)).toMatchObject({ reward: 1, done: true, success: true });
     // Where it has no opinion, the judge decides.
     expect(await checked.predict(input(right, 'go to box 1'))).toMatchObject({ done: false });
     expect(seen[0]).toMatchObject({
@@ -484,13 +488,21 @@ describe('JudgedExperienceModel', () => {
       }),
     };
     const step = input([], 'buy item 1');
-    const graded = (done: boolean, success: boolean) =>
-      new JudgedExperienceModel(partial, verdictOf(done, success), { reward: { mode: 'model' } });
-    expect(await graded(true, false).predict(step)).toMatchObject({ reward: 0.4, done: true });
-    expect(await graded(true, true).predict(step)).toMatchObject({ reward: 1, success: true });
-    expect(await graded(false, false).predict(step)).toMatchObject({ reward: 0, done: false });
+    const graded = async (done: boolean, success: boolean) => {
+      const judged = new JudgedExperienceModel(partial, verdictOf(done, success), {
+        reward: { mode: 'model' },
+      });
+      return earned(judged, await judged.predict(step));
+    };
+    expect(await graded(true, false)).toMatchObject({ reward: 0.4, done: true });
+    expect(await graded(true, true)).toMatchObject({ reward: 1, success: true });
+    expect(await graded(false, false)).toMatchObject({ reward: 0, done: false });
     // The default outcome reward: a failed ending earns nothing.
     const binary = new JudgedExperienceModel(partial, verdictOf(true, false));
-    expect(await binary.predict(step)).toMatchObject({ reward: 0, done: true, success: false });
+    expect(earned(binary, await binary.predict(step))).toMatchObject({
+      reward: 0,
+      done: true,
+      success: false,
+    });
   });
 });

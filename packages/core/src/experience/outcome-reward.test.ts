@@ -37,5 +37,8 @@ describe('applyRewardRule', () => {
     expect(applyRewardRule({ done: true, success: false, reward: 3 }, rule).reward).toBe(1);
     expect(applyRewardRule({ done: false, success: false, reward: -2 }, rule).reward).toBe(0);
     expect(applyRewardRule({ done: true, success: true }, rule).reward).toBe(1);
+    // A success earns the success reward, whatever the model wrote.
+    expect(applyRewardRule({ done: true, success: true, reward: 0.3 }, rule).reward).toBe(1);
+    expect(applyRewardRule({ done: false, success: false }, rule).reward).toBe(0);
   });
 });

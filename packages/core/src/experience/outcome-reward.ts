@@ -1,6 +1,8 @@
 /**
- * The reward rule applied to what an experience model judged: the paper's outcome
- * reward (1 at the final step on success, else 0) by default, or the model's own reward.
+ * The reward rule: how the synthetic environment turns what an experience model predicted
+ * (termination, success, its own reward estimate) into r_{t+1}, once per step and nowhere
+ * else. The paper's outcome reward (1 at the final step on success, else 0) by default, or
+ * the model's own reward for domains with graded rewards.
  */
 import { z } from 'zod';
 
@@ -9,7 +11,8 @@ export const RewardRuleSchema = z.object({
   /**
    * `outcome` (default): `successReward` only on the step that ends the episode with
    * success, `failureReward` on every other step, whatever reward the model wrote.
-   * `model`: the model's own reward number, clamped to [`failureReward`, `successReward`]
+   * `model`: `successReward` on a successful final step; on every other step the model's own
+   * reward number (absent: `failureReward`), clamped to [`failureReward`, `successReward`]
    * (for domains with graded rewards such as WebShop's attribute match).
    */
   mode: z.enum(['outcome', 'model']).default('outcome'),
@@ -34,7 +37,7 @@ export type RewardRule = z.output<typeof RewardRuleSchema>;
 export interface JudgedOutcome {
   done: boolean;
   success: boolean;
-  /** The model's own reward, used in `model` mode (absent: treated as success/failure reward). */
+  /** The model's own reward, used in `model` mode (absent: the failure reward). */
   reward?: number;
 }
 
@@ -51,11 +54,22 @@ export function applyRewardRule(
 ): { reward: number; done: boolean; success: boolean } {
   const done = judged.done || (judged.success && rule.successEndsEpisode);
   const success = judged.success && done;
-  if (rule.mode === 'model') {
-    const raw = judged.reward ?? (success ? rule.successReward : rule.failureReward);
+  if (rule.mode === 'model' && !success) {
+    const raw = judged.reward ?? rule.failureReward;
     const low = Math.min(rule.successReward, rule.failureReward);
     const high = Math.max(rule.successReward, rule.failureReward);
     return { reward: Math.min(high, Math.max(low, raw)), done, success };
   }
   return { reward: success ? rule.successReward : rule.failureReward, done, success };
+}
+
+/**
+ * The reward rule a synthetic environment applies to `model`'s predictions: `override` (the
+ * environment's own option) if given, else the rule the model declares, else the outcome reward.
+ */
+export function rewardRuleOf(
+  model: { readonly rewardRule?: RewardRuleInput },
+  override?: RewardRuleInput,
+): RewardRule {
+  return RewardRuleSchema.parse(override ?? model.rewardRule ?? {});
 }

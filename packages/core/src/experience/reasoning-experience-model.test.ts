@@ -8,6 +8,7 @@ import { ConfigError } from '../errors.js';
 import { type Step, type Task, TaskSchema } from '../mdp/schemas.js';
 import { OpenAICompatibleChatModel } from '../models/openai-compatible-chat-model.js';
 import type { ScoredTransition } from '../replay/retriever.js';
+import { earned } from './earned.test-support.js';
 import type { ExperienceInput } from './experience-model.js';
 import { ReasoningExperienceModel } from './reasoning-experience-model.js';
 
@@ -124,9 +125,18 @@ describe('ReasoningExperienceModel over real HTTP', () => {
 
   it('gives the outcome reward only on a successful final step', async () => {
     script(answer({ done: true, success: true, reward: 0.2 }));
-    expect(await model().predict(input)).toMatchObject({ reward: 1, done: true, success: true });
+    const paid = model();
+    expect(earned(paid, await paid.predict(input))).toMatchObject({
+      reward: 1,
+      done: true,
+      success: true,
+    });
     script(answer({ done: false, success: true, reward: 1 }));
-    expect(await model().predict(input)).toMatchObject({ reward: 0, done: false, success: false });
+    expect(earned(paid, await paid.predict(input))).toMatchObject({
+      reward: 0,
+      done: false,
+      success: false,
+    });
   });
 
   it('repairs JSON wrapped in prose and fences', async () => {
@@ -153,8 +163,8 @@ describe('ReasoningExperienceModel over real HTTP', () => {
 
   it('ends the episode safely after the configured number of failures', async () => {
     const requests = script('not json', '{"reasoning": "x"}');
-    const prediction = await model({ maxAttempts: 2 }).predict(input);
-    expect(prediction).toMatchObject({
+    const failing = model({ maxAttempts: 2 });
+    expect(earned(failing, await failing.predict(input))).toMatchObject({
       observation: { text: input.state.text },
       reward: 0,
       done: true,

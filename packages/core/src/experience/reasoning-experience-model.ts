@@ -22,12 +22,7 @@ import {
   InitialStateOutputSchema,
   type PromptBudget,
 } from './experience-prompt.js';
-import {
-  applyRewardRule,
-  type RewardRule,
-  type RewardRuleInput,
-  RewardRuleSchema,
-} from './outcome-reward.js';
+import type { RewardRuleInput } from './outcome-reward.js';
 
 /** Options of {@link ReasoningExperienceModel}. */
 export interface ReasoningExperienceModelOptions extends PromptBudget {
@@ -43,7 +38,10 @@ export interface ReasoningExperienceModelOptions extends PromptBudget {
    * a server that is down is a configuration problem, not a bad sample.
    */
   endEpisodeOnModelError?: boolean;
-  /** Reward rule applied to the judged outcome. Default: outcome reward (1 on a successful final step). */
+  /**
+   * The reward rule the synthetic environment applies to this model's predictions (its
+   * `rewardRule`). Default: outcome reward (1 on a successful final step).
+   */
   reward?: RewardRuleInput;
   /** Sampling temperature. Default: the chat model's. */
   temperature?: number;
@@ -70,7 +68,7 @@ export class ReasoningExperienceModel implements ExperienceModel {
   private readonly options: ReasoningExperienceModelOptions;
   private readonly maxAttempts: number;
   private readonly maxTokens: number;
-  private readonly rule: RewardRule;
+  readonly rewardRule?: RewardRuleInput;
   private readonly format: ExperiencePromptFormat;
 
   constructor(options: ReasoningExperienceModelOptions) {
@@ -79,7 +77,7 @@ export class ReasoningExperienceModel implements ExperienceModel {
     this.maxAttempts = parsed.maxAttempts;
     this.format = options.format ?? standardExperienceFormat;
     this.maxTokens = parsed.maxTokens ?? this.format.maxTokens;
-    this.rule = RewardRuleSchema.parse(options.reward ?? {});
+    if (options.reward !== undefined) this.rewardRule = options.reward;
     this.id = `reasoning:${options.chat.id}`;
   }
 
@@ -104,7 +102,7 @@ export class ReasoningExperienceModel implements ExperienceModel {
           ...this.samplingOptions(input.signal),
         });
         const output = this.format.read(response.value);
-        const outcome = applyRewardRule(output, this.rule);
+        const outcome = { done: output.done, success: output.success, reward: output.reward };
         const observation: Observation = { text: output.nextState };
         return {
           reasoning: output.reasoning,
@@ -131,7 +129,6 @@ export class ReasoningExperienceModel implements ExperienceModel {
     return {
       reasoning: `The experience model failed ${failures.length} times; the episode ends here.`,
       observation: { text: input.state.text },
-      reward: this.rule.failureReward,
       done: true,
       success: false,
       info: {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { EnvironmentError } from '../errors.js';
 import { type Step, type Task, TaskSchema, type Transition } from '../mdp/schemas.js';
 import type { ScoredTransition } from '../replay/retriever.js';
+import { earned } from './earned.test-support.js';
 import {
   instructionOverlap,
   occurrenceWeight,
@@ -64,7 +65,7 @@ describe('RetrievalExperienceModel', () => {
       ],
     });
     expect(prediction.observation.text).toBe('You pick up the apple 1 from the countertop 2.');
-    expect(prediction).toMatchObject({ reward: 0, done: false, success: false });
+    expect(earned({}, prediction)).toMatchObject({ reward: 0, done: false, success: false });
     expect(prediction.info?.supportingDemoIds).toHaveLength(2);
   });
 
@@ -86,7 +87,7 @@ describe('RetrievalExperienceModel', () => {
       ],
     });
     expect(prediction.observation.text).toBe('You put the apple 1 in/on the fridge 1.');
-    expect(prediction).toMatchObject({ reward: 1, done: true, success: true });
+    expect(earned({}, prediction)).toMatchObject({ reward: 1, done: true, success: true });
   });
 
   it('repeats what the history showed when configured with revisit hints', async () => {
@@ -168,7 +169,7 @@ describe('RetrievalExperienceModel termination prior', () => {
       ],
     });
     expect(prediction.observation.text).toBe('You put the spatula 1 in/on the garbagecan 1.');
-    expect(prediction).toMatchObject({ reward: 0, done: false, success: false });
+    expect(earned({}, prediction)).toMatchObject({ reward: 0, done: false, success: false });
   });
 });
 
@@ -198,7 +199,7 @@ describe('RetrievalExperienceModel grounding', () => {
       demos: [{ ...synthetic, transition: { ...synthetic.transition, source: 'synthetic' } }],
     });
     expect(prediction.observation.text).toBe('You put the laptop 1 in/on the shelf 5.');
-    expect(prediction).toMatchObject({ done: false, reward: 0 });
+    expect(earned({}, prediction)).toMatchObject({ done: false, reward: 0 });
   });
 });
 
@@ -247,12 +248,12 @@ describe('RetrievalExperienceModel occurrence counts', () => {
       ...input,
       demos: [put(0.9, true, 'ended'), put(0.9, false, 'went-on')],
     });
-    expect(once).toMatchObject({ done: false, reward: 0 });
+    expect(earned({}, once)).toMatchObject({ done: false, reward: 0 });
     const ended = await model.predict({
       ...input,
       demos: [counted(put(0.9, true, 'ended'), 4), put(0.9, false, 'went-on')],
     });
-    expect(ended).toMatchObject({ done: true, success: true, reward: 1 });
+    expect(earned({}, ended)).toMatchObject({ done: true, success: true, reward: 1 });
   });
 
   it('lets neighbours with the very same state and action outvote merely similar ones', async () => {

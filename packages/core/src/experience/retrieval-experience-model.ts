@@ -21,12 +21,7 @@ import type {
   InitialStateInput,
 } from './experience-model.js';
 import { mentionsEntity } from './listing.js';
-import {
-  applyRewardRule,
-  type RewardRule,
-  type RewardRuleInput,
-  RewardRuleSchema,
-} from './outcome-reward.js';
+import type { RewardRuleInput } from './outcome-reward.js';
 import type { WorldMemory } from './world-memory.js';
 
 /** Options of {@link RetrievalExperienceModel}. */
@@ -38,7 +33,10 @@ export interface RetrievalExperienceModelOptions {
   parseAction?: (text: string) => ParsedAction;
   /** What the domain's actions do, for episode consistency and listing edits. */
   hints?: ConsistencyHints;
-  /** Reward rule applied to the predicted outcome. Default: outcome reward. */
+  /**
+   * The reward rule the synthetic environment applies to this model's predictions (its
+   * `rewardRule`). Default: outcome reward.
+   */
   reward?: RewardRuleInput;
   /**
    * Weight multiplier of a neighbour whose action equals the current one (nothing to
@@ -167,7 +165,7 @@ export class RetrievalExperienceModel implements ExperienceModel {
   readonly id: string;
   private readonly parse: (text: string) => ParsedAction;
   private readonly hints: ConsistencyHints;
-  private readonly rule: RewardRule;
+  readonly rewardRule?: RewardRuleInput;
   private readonly exactActionWeight: number;
   private readonly unverifiedWeight: number;
   private readonly terminalPrior: number;
@@ -200,7 +198,7 @@ export class RetrievalExperienceModel implements ExperienceModel {
     this.id = options.id ?? 'retrieval';
     this.parse = options.parseAction ?? parseActionByTokens;
     this.hints = options.hints ?? {};
-    this.rule = RewardRuleSchema.parse(options.reward ?? {});
+    if (options.reward !== undefined) this.rewardRule = options.reward;
     this.exactActionWeight = options.exactActionWeight ?? 2;
     this.unverifiedWeight = options.unverifiedWeight ?? 0.05;
     this.terminalPrior = options.terminalPrior ?? 0.25;
@@ -331,10 +329,11 @@ export class RetrievalExperienceModel implements ExperienceModel {
     const judgedDone =
       recollection === undefined && total > 0 && doneWeight / (total + this.terminalPrior) > 0.5;
     const judgedSuccess = judgedDone && successWeight / doneWeight > 0.5;
-    const outcome = applyRewardRule(
-      { done: judgedDone, success: judgedSuccess, reward: total > 0 ? rewardSum / total : 0 },
-      this.rule,
-    );
+    const outcome = {
+      done: judgedDone,
+      success: judgedSuccess,
+      reward: total > 0 ? rewardSum / total : 0,
+    };
 
     const reasoning = recollection
       ? `The episode already showed this (step ${recollection.fromStep + 1})${recollection.edits.length > 0 ? `, updated by ${recollection.edits.join(', ')}` : ''}.`

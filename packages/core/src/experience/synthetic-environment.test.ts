@@ -78,6 +78,38 @@ describe('SyntheticEnvironment', () => {
     await env.close();
   });
 
+  it('decides every reward once, by its reward rule: the model declares the rule, an option overrides it', async () => {
+    /** A model that writes reward 0.6 on every step, ending the episode on the third without success. */
+    const graded = (rewardRule?: ExperienceModel['rewardRule']): ExperienceModel => ({
+      id: 'graded',
+      ...(rewardRule ? { rewardRule } : {}),
+      predict: async (input) => ({
+        reasoning: 'scripted',
+        observation: { text: `step ${input.history.length + 1}`, actions: ['go right'] },
+        reward: 0.6,
+        done: input.history.length === 2,
+        success: false,
+      }),
+    });
+    const rewardsOf = async (options: Partial<SyntheticEnvironmentOptions>) => {
+      const env = await environment(options);
+      await env.reset(withStart);
+      const rewards: number[] = [];
+      for (let step = 0; step < 3; step += 1) rewards.push((await env.step('go right')).reward);
+      return rewards;
+    };
+    // The outcome reward by default: the model's own number earns nothing.
+    expect(await rewardsOf({ model: graded() })).toEqual([0, 0, 0]);
+    // A model of graded data declares model mode: its number, clamped, on every step that is not a success.
+    const declared = graded({ mode: 'model', successReward: 1, failureReward: 0 });
+    expect(await rewardsOf({ model: declared })).toEqual([0.6, 0.6, 0.6]);
+    expect(await rewardsOf({ model: graded({ mode: 'model', successReward: 0.5 }) })).toEqual([
+      0.5, 0.5, 0.5,
+    ]);
+    // The environment's own option wins over the model's declaration.
+    expect(await rewardsOf({ model: declared, reward: { mode: 'outcome' } })).toEqual([0, 0, 0]);
+  });
+
   it('answers invalid actions without calling the model, with the optional penalty', async () => {
     let calls = 0;
     const counting: ExperienceModel = {

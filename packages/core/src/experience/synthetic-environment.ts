@@ -19,6 +19,12 @@ import type {
   TransitionRetriever,
 } from '../replay/retriever.js';
 import type { ExperienceModel } from './experience-model.js';
+import {
+  applyRewardRule,
+  type RewardRule,
+  type RewardRuleInput,
+  rewardRuleOf,
+} from './outcome-reward.js';
 
 /** Options of {@link SyntheticEnvironment}. */
 export interface SyntheticEnvironmentOptions {
@@ -35,8 +41,15 @@ export interface SyntheticEnvironmentOptions {
   /** Steps after which the episode ends (`done` and `truncated`). Default 50. */
   maxSteps?: number;
   /**
-   * Reward of an action outside the grammar: 0 or negative, added to the step's reward (the
-   * one sign convention for penalties, as in `ChatModelPolicy` and the loop's config). Default 0.
+   * The reward rule that turns each prediction into r_{t+1}, applied here and nowhere else.
+   * Default: the model's own `rewardRule`, else the outcome reward (1 on a successful final
+   * step, else 0).
+   */
+  reward?: RewardRuleInput;
+  /**
+   * Reward of an action outside the grammar: 0 or negative, added to the rule's failure
+   * reward (the one sign convention for penalties, as in `ChatModelPolicy` and the loop's
+   * config). Default 0.
    */
   invalidActionPenalty?: number;
   /** Observation text for an action outside the grammar. Default: `Nothing happens.` and why. */
@@ -58,6 +71,7 @@ export class SyntheticEnvironment implements Environment {
   private readonly options: SyntheticEnvironmentOptions;
   private readonly k: number;
   private readonly maxSteps: number;
+  private readonly rule: RewardRule;
   private task: Task | undefined;
   private state: Observation | undefined;
   private history: Step[] = [];
@@ -88,6 +102,7 @@ export class SyntheticEnvironment implements Environment {
       );
     }
     this.model = options.model;
+    this.rule = rewardRuleOf(options.model, options.reward);
     this.retriever = options.retriever;
     this.adapter = options.adapter;
     this.options = options;
@@ -159,31 +174,33 @@ export class SyntheticEnvironment implements Environment {
       demos,
     });
 
+    // The one place a synthetic step's reward is decided: the reward rule on the prediction.
+    const outcome = applyRewardRule(prediction, this.rule);
     const step: Step = {
       observation: state,
       action: parsed.text,
-      reward: prediction.reward,
-      done: prediction.done,
+      reward: outcome.reward,
+      done: outcome.done,
       reasoning: prediction.reasoning,
     };
-    const truncated = !prediction.done && stepIndex + 1 >= this.maxSteps;
+    const truncated = !outcome.done && stepIndex + 1 >= this.maxSteps;
     this.history.push(step);
     const observation = this.withActions(prediction.observation, this.history);
     // A predicted state with nothing to act on ends the episode, unsuccessful (the model's
     // "Nothing happens." on a web page, whose state mapper finds no element in it): no policy
     // could take the next step.
-    const done = prediction.done || truncated || observation.actions!.length === 0;
+    const done = outcome.done || truncated || observation.actions!.length === 0;
     step.done = done;
     this.state = observation;
     this.done = done;
     return {
       observation,
-      reward: prediction.reward,
+      reward: outcome.reward,
       done,
       truncated,
       info: {
         ...prediction.info,
-        success: prediction.success,
+        success: outcome.success,
         // A model that refused the action (the domain would not admit it) changed nothing.
         invalidAction: prediction.info?.refused === true,
         reasoning: prediction.reasoning,
@@ -224,7 +241,7 @@ export class SyntheticEnvironment implements Environment {
   ): StepResult {
     const text =
       this.options.invalidActionObservation?.(action, error) ?? `Nothing happens. ${error.message}`;
-    const reward = this.options.invalidActionPenalty ?? 0;
+    const reward = this.rule.failureReward + (this.options.invalidActionPenalty ?? 0);
     const truncated = stepIndex + 1 >= this.maxSteps;
     this.history.push({ observation: state, action, reward, done: truncated });
     // The world is unchanged: the next state is the same place with the same actions.

@@ -26,6 +26,8 @@ import { loadRunPolicy } from './dreamgym-loop.js';
  */
 class TurningExperienceModel implements ExperienceModel {
   readonly id = 'turning';
+  /** Its own rewards count (the penalty below), not only success and failure. */
+  readonly rewardRule = { mode: 'model' as const, failureReward: -1 };
   lying = false;
   private readonly inner = new RetrievalExperienceModel();
 
