@@ -4,8 +4,15 @@
  * has lost no call it answered. A line cut short by the kill (the only one that can be) is
  * skipped on reading and overwritten on the next start; every other line is validated.
  */
-import { createReadStream, existsSync } from 'node:fs';
-import { type FileHandle, mkdir, open, truncate } from 'node:fs/promises';
+import {
+  closeSync,
+  createReadStream,
+  existsSync,
+  fdatasyncSync,
+  openSync,
+  writeSync,
+} from 'node:fs';
+import { mkdir, truncate } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ConfigError } from '@dreamgym/core';
@@ -93,11 +100,16 @@ function invalidLine(file: string, line: number, why: string): ConfigError {
   );
 }
 
-/** Appends records; each `append` resolves once its line is written (and synced, when asked). */
+/**
+ * Appends records; `append` returns once its line is written (and synced, when asked). The
+ * write is a synchronous call on purpose: a line reaches the OS's page cache in microseconds,
+ * where a write through libuv's thread pool waited tens of milliseconds for a thread on a
+ * loaded machine, and every call's answer waits for its record.
+ */
 export class ProxyRecordLog {
   private constructor(
     readonly file: string,
-    private readonly handle: FileHandle,
+    private readonly descriptor: number,
     private nextSeq: number,
     private readonly sync: boolean,
   ) {}
@@ -110,8 +122,13 @@ export class ProxyRecordLog {
     await mkdir(dirname(file), { recursive: true });
     const { records, bytes } = await readProxyRecords(file);
     if (existsSync(file)) await truncate(file, bytes);
-    const handle = await open(file, 'a');
-    return new ProxyRecordLog(file, handle, (records.at(-1)?.seq ?? 0) + 1, options.sync ?? false);
+    const descriptor = openSync(file, 'a');
+    return new ProxyRecordLog(
+      file,
+      descriptor,
+      (records.at(-1)?.seq ?? 0) + 1,
+      options.sync ?? false,
+    );
   }
 
   /** The seq the next record gets (the records so far, plus one). */
@@ -119,16 +136,19 @@ export class ProxyRecordLog {
     return this.nextSeq;
   }
 
-  /** Writes one record; resolves once it is in the file. */
-  async append(record: Omit<ProxyRecord, 'seq' | 'at'>): Promise<ProxyRecord> {
+  /** Writes one record; returns once it is in the file. */
+  append(record: Omit<ProxyRecord, 'seq' | 'at'>): ProxyRecord {
     const full: ProxyRecord = { seq: this.nextSeq++, at: new Date().toISOString(), ...record };
-    // One write call per line: with O_APPEND, concurrent lines never interleave.
-    await this.handle.write(`${JSON.stringify(full)}\n`);
-    if (this.sync) await this.handle.datasync();
+    const line = Buffer.from(`${JSON.stringify(full)}\n`);
+    // One line, written whole (O_APPEND; a short write is resumed where it stopped).
+    for (let written = 0; written < line.length; ) {
+      written += writeSync(this.descriptor, line, written);
+    }
+    if (this.sync) fdatasyncSync(this.descriptor);
     return full;
   }
 
-  async close(): Promise<void> {
-    await this.handle.close();
+  close(): void {
+    closeSync(this.descriptor);
   }
 }

@@ -125,7 +125,7 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
       if (inFlight > 0) await new Promise<void>((resolve) => (drained = resolve));
       for (const socket of sockets) socket.destroy();
       agent.destroy();
-      await log.close();
+      log.close();
     },
   };
 
@@ -190,6 +190,9 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
       },
       agent,
     });
+    // Headers and body leave at once: Nagle's algorithm would hold the body back for the
+    // server's delayed ACK (tens of milliseconds per call).
+    outgoing.on('socket', (socket) => socket.setNoDelay(true));
     const answer = await new Promise<IncomingMessage>((resolve, reject) => {
       outgoing.on('response', resolve);
       outgoing.on('error', reject);
@@ -345,7 +348,7 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
       counts.refused += 1;
       return missingTokensMessage(options.upstream, missing ?? 'token ids');
     }
-    const written = await log.append({
+    const written = log.append({
       episodeId,
       stream,
       model: call.model,
@@ -365,7 +368,7 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
     return written;
   };
 
-  const server: Server = createServer((request, response) => {
+  const server: Server = createServer({ noDelay: true }, (request, response) => {
     inFlight += 1;
     response.on('close', () => {
       inFlight -= 1;
@@ -439,7 +442,11 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
         ),
       ),
     );
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+    // A deep accept queue: hundreds of agents' calls may open connections at the same moment.
+    server.listen(
+      { port: options.port ?? 0, host: options.host ?? '127.0.0.1', backlog: 4096 },
+      () => resolve(),
+    );
   });
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
