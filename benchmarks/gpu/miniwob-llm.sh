@@ -39,9 +39,11 @@ GGUF_WHEEL=gguf==0.19.0
 pack_dir=.gpu/miniwob-llm
 if [ -z "${PYTHON:-}" ]; then
   for candidate in /opt/torch/.venv/bin/python .venv/bin/python python3; do
-    if command -v "$candidate" >/dev/null 2>&1; then PYTHON=$candidate; break; fi
+    if command -v "$candidate" >/dev/null 2>&1; then PYTHON=$(command -v "$candidate"); break; fi
   done
 fi
+# The worker starts in another folder: the interpreter's path must not be relative.
+case "$PYTHON" in /*) ;; *) PYTHON=$repo/$PYTHON ;; esac
 
 case "${1:-}" in
   pack)
