@@ -36,13 +36,10 @@ load_file="$job_directory/load-$$.txt"
 load_sampler=$!
 trap 'kill "$load_sampler" 2>/dev/null || true' EXIT
 
-# CPU seconds (user + system) of the commands run so far, from bash's `times`: a measure of
-# the work that other load on the machine does not inflate as it does the wall-clock seconds.
-# (`times` in this shell, not a pipeline's subshell, which has no children of its own.)
-cpu_seconds() {
-  times >"$job_directory/times-$$.txt"
-  awk 'NR == 2 { total = 0; for (i = 1; i <= 2; i++) { split($i, part, /[ms]/); total += part[1] * 60 + part[2] } printf "%d", total }' "$job_directory/times-$$.txt"
-}
+# CPU seconds (user + system) of the commands run so far, from bash's `times` (run in this
+# shell: in a command substitution's subshell it would count that subshell's children, none):
+# the work, which other load on the machine does not inflate as it does the wall-clock seconds.
+times_file="$job_directory/times-$$.txt"
 phases=()
 phase_started=$(date +%s)
 phase_cpu=0
@@ -50,12 +47,12 @@ job_started=$phase_started
 end_phase() {
   local now cpu
   now=$(date +%s)
-  cpu=$(cpu_seconds)
+  times >"$times_file"
+  cpu=$(awk 'NR == 2 { total = 0; for (i = 1; i <= 2; i++) { split($i, part, /[ms]/); total += part[1] * 60 + part[2] } printf "%d", total }' "$times_file")
   phases+=("$1 $((now - phase_started)) s (cpu $((cpu - phase_cpu)) s)")
   phase_started=$now
   phase_cpu=$cpu
 }
-
 if [ "${DREAMGYM_MAIN_JOB_PREPARED:-}" = 1 ]; then
   # A tree set up and built already, where others' unfinished work may not build (a shared one).
   echo '[main job] set-up and build skipped (DREAMGYM_MAIN_JOB_PREPARED=1)' >&2
@@ -82,7 +79,7 @@ end_phase train
 
 kill "$load_sampler" 2>/dev/null || true
 load=$(sort -n "$load_file" | awk '{ v[NR] = $1; s += $1 } END { if (NR) printf "load %.1f mean, %.1f-%.1f", s / NR, v[1], v[NR] }')
-rm -f "$load_file" "$job_directory/times-$$.txt"
+rm -f "$load_file" "$times_file"
 total=$(($(date +%s) - job_started))
 printf 'main job: %d min %02d s (%s; %s on %s CPUs)\n' $((total / 60)) $((total % 60)) \
   "$(IFS=,; echo "${phases[*]}" | sed 's/,/, /g')" "$load" "$(nproc)"
