@@ -2,7 +2,8 @@
  * The full release check on a real registry (minutes; the suite runs a quick variant,
  * tests/release-registry.test.ts): every public package built from source in a scratch copy,
  * versioned and published with changesets to Verdaccio on 127.0.0.1; then, per adapter, a
- * fresh consumer outside the workspace installs it alone and runs its README example; the
+ * fresh consumer outside the workspace installs it alone and runs its README example (MiniWoB++
+ * after the `doctor --fix` its error names); @dreamgym/llama alone with its torch trainer; the
  * core README quick start runs in another consumer after `dreamgym doctor --fix --only faiss`;
  * a second release (a core minor) bumps the fixed group and the first consumer upgrades.
  *
@@ -45,22 +46,15 @@ const result = await runReleaseCheck({
   build: !values['no-build'],
   ...(values.ref ? { ref: values.ref } : {}),
   consumers: adapters,
-  // The MiniWoB++ pages come from the PyPI package miniwob (its README: pip install miniwob).
-  consumerSetup: {
-    '@dreamgym/miniwob': [
-      ['python3', '-m', 'venv', '.venv'],
-      [
-        '.venv/bin/python',
-        '-m',
-        'pip',
-        'install',
-        '--quiet',
-        '--disable-pip-version-check',
-        '--no-deps',
-        'miniwob==1.1.0',
-      ],
-    ],
+  // The MiniWoB++ pages come from the PyPI package miniwob: the example first fails saying how
+  // to set it up from the installed package, then runs after that `doctor --fix`.
+  runtimeMissing: ['@dreamgym/miniwob'],
+  runtimeFix: {
+    '@dreamgym/miniwob': [['npx', '@dreamgym/cli', 'doctor', '--fix', '--only', 'miniwob']],
   },
+  // @dreamgym/llama alone with the torch trainer it ships (the project's .venv has its
+  // requirements; torch is not downloaded again).
+  llamaTrainer: { venv: join(repositoryRoot, '.venv') },
   quickStart: true,
   exampleEnv: { DREAMGYM_DATA_DIR: dataDir },
   keep: values.keep === true,
@@ -74,7 +68,12 @@ console.log(`first release:  ${JSON.stringify(result.first.versions)}`);
 console.log(`second release: ${JSON.stringify(result.second.versions)}`);
 for (const consumer of result.consumers) {
   console.log(
-    `${consumer.package}: installed alone in ${consumer.installSeconds.toFixed(1)} s (${JSON.stringify(consumer.installed)}); README example ran`,
+    `${consumer.package}: installed alone in ${consumer.installSeconds.toFixed(1)} s (${JSON.stringify(consumer.installed)}); README example ran${consumer.fixOutput ? ' after the doctor --fix its error names' : ''}`,
+  );
+}
+if (result.trainer) {
+  console.log(
+    `@dreamgym/llama: ${result.trainer.tarballFiles.length} trainer files in the tarball; the installed package started its worker (health ${JSON.stringify(result.trainer.health.ok)})`,
   );
 }
 if (result.quickStart) {

@@ -4,9 +4,13 @@
  * built `dist/` reused), twice, as docs/releasing.md cuts a release: first the repository's
  * changesets (0.1.0), then one `minor` changeset on core (0.2.0 everywhere, not a major);
  * each adapter installed alone in a bare folder outside the workspace, the README examples
- * run there; the first consumer upgraded to the second release. Built from source, with
- * MiniWoB++'s Python runtime and the core quick start: `npx tsx scripts/release-registry.ts`.
+ * run there (MiniWoB++'s first without its Python runtime, then after the `npx @dreamgym/cli
+ * doctor --fix` its error names); `@dreamgym/llama` alone with the torch trainer it ships; the
+ * first consumer upgraded to the second release. Built from source, with the core quick start:
+ * `npx tsx scripts/release-registry.ts`.
  */
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { runReleaseCheck } from './release-registry.js';
 import { publicPackages, repositoryRoot } from './workspace.js';
@@ -29,8 +33,15 @@ it('releases 0.1.0 then 0.2.0 of every package to a real registry; each adapter 
     build: false,
     consumers: adapters,
     // MiniWoB++ runs on the PyPI package miniwob, which this bare folder lacks: its example must
-    // fail saying how to install it from here.
+    // fail saying how to install it from here; what it says then sets it up (a real virtualenv,
+    // a real pip install from PyPI) and the example runs.
     runtimeMissing: ['@dreamgym/miniwob'],
+    runtimeFix: {
+      '@dreamgym/miniwob': [['npx', '@dreamgym/cli', 'doctor', '--fix', '--only', 'miniwob']],
+    },
+    // @dreamgym/llama alone, with the torch trainer it ships; the project's virtualenv has the
+    // trainer's requirements (torch is a 3 GB download: the check does not install it again).
+    llamaTrainer: { venv: join(repositoryRoot, '.venv') },
     quickStart: false,
     exampleEnv: { DREAMGYM_DATA_DIR: dataDir },
   });
@@ -73,12 +84,47 @@ it('releases 0.1.0 then 0.2.0 of every package to a real registry; each adapter 
   expect(byName['@dreamgym/webarena-lite']!.exampleOutput).toMatch(
     /type: 'type',\s*args: \[ '13', 'red shoes', '1' \]/,
   );
-  const miniwob = byName['@dreamgym/miniwob']!.exampleError!;
-  expect(miniwob).toMatch(/The PyPI package miniwob was not found/);
-  expect(miniwob).toMatch(/\.venv\/bin\/python -m pip install miniwob==1\.1\.0/);
-  expect(miniwob).not.toMatch(/scripts\//);
+  const miniwob = byName['@dreamgym/miniwob']!;
+  expect(miniwob.exampleError).toMatch(/The PyPI package miniwob was not found/);
+  expect(miniwob.exampleError).toMatch(/npx @dreamgym\/cli doctor --fix --only miniwob/);
+  expect(miniwob.exampleError).not.toMatch(/scripts\//);
+  // The fix the error names, from the installed package: the consumer's own .venv, the pin its
+  // python/requirements.txt ships; then the example runs on the real pages.
+  expect(miniwob.fixOutput).toMatch(
+    /^miniwob +fixing +no virtualenv at \S+\/consumers\/miniwob\/\.venv/m,
+  );
+  expect(miniwob.fixOutput).toMatch(/^\$ python3(\.11)? -m venv \S+\/consumers\/miniwob\/\.venv$/m);
+  expect(miniwob.fixOutput).toMatch(
+    /^\$ \S+\/\.venv\/bin\/python -m pip install --disable-pip-version-check --no-deps --no-input -r \S+\/consumers\/miniwob\/node_modules\/@dreamgym\/miniwob\/python\/requirements\.txt$/m,
+  );
+  expect(miniwob.fixOutput).toMatch(/^miniwob +ok +\S+ has the MiniWoB\+\+ task pages/m);
+  expect(miniwob.exampleOutput).toMatch(/reward: /);
+  // The torch trainer ships in @dreamgym/llama and the installed package finds it.
+  const trainer = result.trainer!;
+  const sources = readdirSync(join(repositoryRoot, 'trainers/python/dreamgym_trainer'))
+    .filter((file) => file.endsWith('.py'))
+    .map((file) => `package/trainer/dreamgym_trainer/${file}`);
+  expect(trainer.tarballFiles.sort()).toEqual(
+    [...sources, 'package/trainer/requirements.txt'].sort(),
+  );
+  expect(trainer.installedWorker).toBe(true);
+  expect(trainer.health).toMatchObject({ ok: true, started: false });
+  expect(trainer.startError).toMatch(
+    /Trainer worker start failed \(python-module\): No module named 'torch'/,
+  );
+  expect(trainer.startError).toMatch(/npx @dreamgym\/cli doctor --fix --only trainer/);
+  expect(trainer.startError).not.toMatch(/scripts\/|trainers\/python/);
+  expect(trainer.doctorMissing).toMatch(
+    /^trainer +MISSING +no virtualenv at \S+\/consumers\/llama\/\.venv/m,
+  );
+  expect(trainer.doctorMissing).toMatch(
+    /^ +fix +\S+\/\.venv\/bin\/python -m pip install .* -r \S+\/consumers\/llama\/node_modules\/@dreamgym\/llama\/trainer\/requirements\.txt$/m,
+  );
+  expect(trainer.doctorOk).toMatch(
+    /^trainer +ok +\S+ has the torch trainer's requirements for \S+\/consumers\/llama\/node_modules\/@dreamgym\/llama\/trainer\/dreamgym_trainer$/m,
+  );
   // The upgrade to the new minor: the adapter and its peer core move together.
   expect(upgrade.before).toEqual({ '@dreamgym/alfworld': '0.1.0', '@dreamgym/core': '0.1.0' });
   expect(upgrade.after).toEqual({ '@dreamgym/alfworld': '0.2.0', '@dreamgym/core': '0.2.0' });
   expect(upgrade.exampleOutput).toBe(byName['@dreamgym/alfworld']!.exampleOutput);
-}, 600_000);
+}, 1_200_000);

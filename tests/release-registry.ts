@@ -424,6 +424,14 @@ export async function createConsumer(directory: string, registry: Registry): Pro
   return directory;
 }
 
+/** npm's settings in a consumer (its `.npmrc`, the check's cache): `npx` there fetches from the registry. */
+function consumerNpmEnvironment(consumer: string): NodeJS.ProcessEnv {
+  return {
+    npm_config_cache: join(releaseCheckCache(), 'npm-cache'),
+    npm_config_userconfig: join(consumer, '.npmrc'),
+  };
+}
+
 /** `npm install` in a consumer, from the local registry only. */
 export function consumerInstall(
   consumer: string,
@@ -434,14 +442,81 @@ export function consumerInstall(
   return shell.run(
     'npm',
     ['install', '--no-audit', '--no-fund', '--registry', `${registry.url}/`, ...specs],
-    {
-      cwd: consumer,
-      env: {
-        npm_config_cache: join(releaseCheckCache(), 'npm-cache'),
-        npm_config_userconfig: join(consumer, '.npmrc'),
-      },
-    },
+    { cwd: consumer, env: consumerNpmEnvironment(consumer) },
   );
+}
+
+/** What the trainer script prints: the installed worker's health, then `start`'s error. */
+const TRAINER_SCRIPT = `import { TorchTrainerBackend } from '@dreamgym/llama';
+const backend = TorchTrainerBackend.spawn({ python: 'python3' });
+const health = await backend.request('health');
+const startError = await backend.request('start', { model: 'no-model.gguf' }).then(
+  () => 'started',
+  (error) => error.message,
+);
+await backend.close();
+console.log(JSON.stringify({ health, startError }));
+`;
+
+/**
+ * `@dreamgym/llama` alone in a bare consumer, and the torch trainer it ships: its files in the
+ * published tarball; the installed package starting its own worker (with the bare `python3`,
+ * which answers `health` and lacks torch for `start`); doctor's trainer check there, without and
+ * with a virtualenv that has the trainer's requirements.
+ */
+async function checkShippedTrainer(
+  directory: string,
+  registry: Registry,
+  shell: Shell,
+  options: { version: string; venv: string },
+): Promise<TrainerCheck> {
+  const packument = (await (await fetch(`${registry.url}/@dreamgym%2fllama`)).json()) as {
+    versions: Record<string, { dist: { tarball: string } }>;
+  };
+  const tarballUrl = packument.versions[options.version]?.dist.tarball;
+  if (!tarballUrl)
+    throw new Error(`@dreamgym/llama@${options.version} has no tarball on ${registry.url}`);
+  await mkdir(directory, { recursive: true });
+  await writeFile(
+    join(directory, 'llama.tgz'),
+    Buffer.from(await (await fetch(tarballUrl)).arrayBuffer()),
+  );
+  const tarballFiles = (await shell.run('tar', ['-tzf', 'llama.tgz'], { cwd: directory }))
+    .split('\n')
+    .filter((entry) => entry.startsWith('package/trainer/'));
+  await rm(join(directory, 'llama.tgz'));
+  const consumer = await createConsumer(directory, registry);
+  await consumerInstall(consumer, registry, ['@dreamgym/llama'], shell);
+  await writeFile(join(consumer, 'trainer.mjs'), TRAINER_SCRIPT);
+  const { health, startError } = JSON.parse(
+    (await shell.run('node', ['trainer.mjs'], { cwd: consumer })).trim().split('\n').at(-1)!,
+  ) as { health: Record<string, unknown>; startError: string };
+  const env = consumerNpmEnvironment(consumer);
+  const doctorMissing = await shell
+    .run('npx', ['@dreamgym/cli', 'doctor', '--only', 'trainer'], { cwd: consumer, env })
+    .then(
+      (output) => {
+        throw new Error(
+          `doctor --only trainer found nothing missing without a virtualenv:\n${output}`,
+        );
+      },
+      (error: Error) => error.message,
+    );
+  const doctorOk = await shell.run(
+    'npx',
+    ['@dreamgym/cli', 'doctor', '--only', 'trainer', '--venv', options.venv],
+    { cwd: consumer, env },
+  );
+  return {
+    tarballFiles,
+    installedWorker: existsSync(
+      join(consumer, 'node_modules/@dreamgym/llama/trainer/dreamgym_trainer/worker.py'),
+    ),
+    health,
+    startError,
+    doctorMissing,
+    doctorOk,
+  };
 }
 
 /**
@@ -531,6 +606,19 @@ export interface ReleaseCheckOptions {
    * package's README asks of a user (a Python package, say).
    */
   consumerSetup?: Record<string, Array<[string, ...string[]]>>;
+  /**
+   * For `runtimeMissing` consumers: what their error told the user to run (`npx @dreamgym/cli
+   * doctor --fix ...`), run in the consumer after the failure; the example then runs again and
+   * must pass (`exampleOutput`).
+   */
+  runtimeFix?: Record<string, Array<[string, ...string[]]>>;
+  /**
+   * Also install `@dreamgym/llama` alone in a consumer and check the torch trainer it ships: in
+   * the published tarball, found and started by the installed package, its errors and doctor's
+   * check run from there. `python` is a Python with the trainer's requirements (the doctor
+   * check with `--venv` of it passes); the bare `python3` stands for a user's Python without them.
+   */
+  llamaTrainer?: { venv: string };
   /** Also run the core README quick start in a consumer (with `dreamgym doctor --fix`). */
   quickStart: boolean;
   /** Environment of the examples (`DREAMGYM_DATA_DIR`). */
@@ -548,6 +636,24 @@ export interface ConsumerResult {
   exampleOutput?: string;
   /** What the README example printed when it failed (a `runtimeMissing` consumer). */
   exampleError?: string;
+  /** What the `runtimeFix` commands printed. */
+  fixOutput?: string;
+}
+
+/** What {@link ReleaseCheckOptions.llamaTrainer} found. */
+export interface TrainerCheck {
+  /** The `package/trainer/...` entries of the published @dreamgym/llama tarball. */
+  tarballFiles: string[];
+  /** Whether the installed package holds `trainer/dreamgym_trainer/worker.py`. */
+  installedWorker: boolean;
+  /** The worker's `health` answer, started by the installed package with a bare Python. */
+  health: Record<string, unknown>;
+  /** The error of `start` with that Python (it lacks torch). */
+  startError: string;
+  /** `npx @dreamgym/cli doctor --only trainer` there: missing, with its fix. */
+  doctorMissing: string;
+  /** The same with `--venv` of a virtualenv that has the trainer's requirements. */
+  doctorOk: string;
 }
 
 /** A package's CHANGELOG.md after both releases. */
@@ -566,6 +672,7 @@ export interface ReleaseCheckResult {
   consumers: ConsumerResult[];
   changelogs: Record<string, Changelog>;
   quickStart?: { before: number; after: number; doctor: string };
+  trainer?: TrainerCheck;
   upgrade: {
     package: string;
     before: Record<string, string>;
@@ -619,6 +726,15 @@ export async function runReleaseCheck(options: ReleaseCheckOptions): Promise<Rel
     };
     // Each adapter in its own bare folder, installed and run side by side (npm mostly waits on
     // the registry: on two cores the four installs take half the time they take in turn).
+    // @dreamgym/llama's consumer beside them.
+    const checkingTrainer = options.llamaTrainer
+      ? checkShippedTrainer(join(scratch, 'consumers', 'llama'), registry, shell, {
+          version: first.versions['@dreamgym/llama']!,
+          venv: options.llamaTrainer.venv,
+        })
+      : undefined;
+    // Awaited after the adapters; a failure of theirs first must not leave it unhandled.
+    checkingTrainer?.catch(() => {});
     const consumers = await Promise.all(
       options.consumers.map(async (name): Promise<ConsumerResult> => {
         const consumer = await createConsumer(
@@ -657,12 +773,29 @@ export async function runReleaseCheck(options: ReleaseCheckOptions): Promise<Rel
             },
             (error: Error) => error.message,
           );
+          const fixes = options.runtimeFix?.[name] ?? [];
+          if (fixes.length > 0) {
+            let fixOutput = '';
+            for (const [command, ...args] of fixes) {
+              fixOutput += await shell.run(command, args, {
+                cwd: consumer,
+                env: consumerNpmEnvironment(consumer),
+              });
+            }
+            result.fixOutput = fixOutput;
+            result.exampleOutput = await shell.run('node', ['example.mjs'], {
+              cwd: consumer,
+              env: options.exampleEnv,
+              timeoutMs: 300_000,
+            });
+          }
         } else {
           result.exampleOutput = await running;
         }
         return result;
       }),
     );
+    const trainer = await checkingTrainer;
     let quickStart: ReleaseCheckResult['quickStart'];
     if (options.quickStart) {
       const consumer = await createConsumer(join(scratch, 'consumers', 'quickstart'), registry);
@@ -731,6 +864,7 @@ export async function runReleaseCheck(options: ReleaseCheckOptions): Promise<Rel
       consumers,
       changelogs,
       ...(quickStart ? { quickStart } : {}),
+      ...(trainer ? { trainer } : {}),
       upgrade: { package: upgraded, before, after, exampleOutput },
       transcript: shell.transcript,
       seconds: (performance.now() - started) / 1000,

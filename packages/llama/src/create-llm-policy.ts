@@ -1,7 +1,7 @@
 /**
  * `createLlmPolicy`: a trainable LLM policy for a domain in one call, as `dreamgym train
  * --policy llm --model local|PATH.gguf|NAME` needs it. The model runs in process through
- * llama.cpp for acting, and its fp32 copy trains in the torch worker (`trainers/python`).
+ * llama.cpp for acting, and its fp32 copy trains in the torch worker (the package's `trainer/`).
  */
 import { join } from 'node:path';
 import { ConfigError, type DomainAdapter, parseOptions, SeededRandom } from '@dreamgym/core';
@@ -37,9 +37,13 @@ export const LlmPolicyTrainerSettingsSchema = z.object({
   threads: z.number().int().positive().optional(),
   /** Weights in the trainer. Default `float32`; `bfloat16` on a GPU halves memory. */
   dtype: z.enum(['float32', 'bfloat16']).default('float32'),
-  /** The worker's Python. Default `$DREAMGYM_PYTHON`, else the nearest `.venv/bin/python`. */
+  /**
+   * The worker's Python (with the trainer's requirements: `npx @dreamgym/cli doctor --fix
+   * --only trainer` makes the project's `.venv`). Default `$DREAMGYM_PYTHON`, else the nearest
+   * `.venv/bin/python`.
+   */
   python: z.string().min(1).optional(),
-  /** The folder holding `dreamgym_trainer`. Default `$DREAMGYM_TRAINER_DIR`, else `trainers/python` above the working folder. */
+  /** The folder holding `dreamgym_trainer`. Default `$DREAMGYM_TRAINER_DIR`, else the trainer this package ships (`trainer/`), else `trainers/python` above the working folder. */
   trainerDirectory: z.string().min(1).optional(),
 });
 

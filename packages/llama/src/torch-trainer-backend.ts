@@ -1,6 +1,7 @@
 /**
  * The client of the torch trainer backend: a Python worker (`python -m
- * dreamgym_trainer.worker`, in `trainers/python/`) that holds an LLM policy's fp32 weights and
+ * dreamgym_trainer.worker`; the package ships it in `trainer/`, the repository keeps its source
+ * in `trainers/python/`) that holds an LLM policy's fp32 weights and
  * runs its gradient steps, spoken to over a JSON-lines protocol on the worker's stdin and
  * stdout (one request per line, answers in order). Logs arrive on its stderr.
  *
@@ -13,19 +14,24 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { CheckpointError, ConfigError, ModelFileError, TrainerBackendError } from '@dreamgym/core';
 
 /** Where and how the worker runs. */
 export interface TorchTrainerBackendOptions {
   /**
-   * The Python interpreter (with torch, transformers, peft, gguf: `trainers/python/requirements.txt`).
-   * Default: `$DREAMGYM_PYTHON`, else `.venv/bin/python` of the nearest folder above the
-   * current directory that has one, else `python3`.
+   * The Python interpreter, with the trainer's requirements (torch, transformers, peft, gguf:
+   * the package's `trainer/requirements.txt`; `npx @dreamgym/cli doctor --fix --only trainer`
+   * installs them into the project's `.venv`). Default: `$DREAMGYM_PYTHON`, else
+   * `.venv/bin/python` of the nearest folder above the current directory that has one, else
+   * `python3`.
    */
   python?: string;
   /**
    * The folder that holds the `dreamgym_trainer` package. Default: `$DREAMGYM_TRAINER_DIR`,
-   * else `trainers/python` of the nearest folder above the current directory that has it.
+   * else, in the DreamGym repository, its `trainers/python`; else the trainer this package
+   * ships (`trainer/`); else `trainers/python` of the nearest folder above the current
+   * directory that has it.
    */
   trainerDirectory?: string;
   /** torch device: `cpu` (default) or `cuda` / `cuda:N`. */
@@ -78,15 +84,28 @@ export function defaultTrainerPython(env: NodeJS.ProcessEnv = process.env): stri
 /** The folder holding `dreamgym_trainer` (see {@link TorchTrainerBackendOptions.trainerDirectory}). */
 export function defaultTrainerDirectory(env: NodeJS.ProcessEnv = process.env): string {
   if (env.DREAMGYM_TRAINER_DIR?.trim()) return resolve(env.DREAMGYM_TRAINER_DIR);
-  const found = findUp(process.cwd(), join('trainers', 'python', 'dreamgym_trainer', 'worker.py'));
+  // This package's folder: `dist/` in an install, `src/` or `dist/` in the DreamGym repository.
+  const here = dirname(fileURLToPath(import.meta.url));
+  const worker = join('trainers', 'python', 'dreamgym_trainer', 'worker.py');
+  // In the repository, its source (`trainer/` there is only the copy a pack makes); in an
+  // install, the trainer the package ships; else a checkout above the working folder.
+  const inRepository = findUp(here, worker);
+  if (inRepository) return dirname(dirname(inRepository));
+  const shipped = join(here, '..', 'trainer');
+  if (existsSync(join(shipped, 'dreamgym_trainer', 'worker.py'))) return resolve(shipped);
+  const found = findUp(process.cwd(), worker);
   if (!found) {
     throw new ConfigError(
-      `Cannot find the DreamGym trainer (trainers/python/dreamgym_trainer) above ${process.cwd()}. Run from the DreamGym repository, or set DREAMGYM_TRAINER_DIR (or the trainerDirectory option) to the folder that holds dreamgym_trainer.`,
+      `Cannot find the DreamGym trainer: this @dreamgym/llama has no trainer/ folder beside ${here} (an incomplete install: reinstall @dreamgym/llama) and no trainers/python is above ${process.cwd()}. Or set DREAMGYM_TRAINER_DIR (or the trainerDirectory option) to a folder that holds dreamgym_trainer.`,
       { field: 'trainer.trainerDirectory' },
     );
   }
   return dirname(dirname(found));
 }
+
+/** How to give the worker a Python with its requirements, from the project folder. */
+const PYTHON_SETUP =
+  "Create the trainer's virtualenv in your project with `npx @dreamgym/cli doctor --fix --only trainer` (a .venv with torch, transformers, peft and gguf from the trainer's requirements.txt), or set the trainer's python option (or DREAMGYM_PYTHON) to a Python that has them.";
 
 interface Pending {
   method: string;
@@ -132,7 +151,7 @@ export class TorchTrainerBackend {
     child.once('error', (error) => {
       this.fail(
         new TrainerBackendError(
-          `Cannot run the trainer worker (${where}): ${error.message}. Set the trainer's python option (or DREAMGYM_PYTHON) to a Python with trainers/python/requirements.txt installed.`,
+          `Cannot run the trainer worker (${where}): ${error.message}. ${PYTHON_SETUP}`,
           { kind: 'spawn', cause: error },
         ),
       );
@@ -266,6 +285,16 @@ export class TorchTrainerBackend {
     if (error.kind === 'checkpoint') pending.reject(new CheckpointError(text));
     else if (error.kind === 'model-file') {
       pending.reject(new ModelFileError(text, { path: String(error.message) }));
+    } else if (error.kind === 'python-module') {
+      pending.reject(
+        new TrainerBackendError(
+          `${text} (${this.where}): this Python lacks the trainer's requirements. ${PYTHON_SETUP}`,
+          {
+            kind: error.kind,
+            method: pending.method,
+          },
+        ),
+      );
     } else {
       const lastFrame = error.traceback?.trim().split('\n').slice(-3).join(' | ');
       pending.reject(

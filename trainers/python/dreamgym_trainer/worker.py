@@ -136,18 +136,25 @@ def _max_rss_bytes() -> int:
 
 
 def _error_kind(error: BaseException) -> str:
-    from .gguf_io import GgufFormatError
-    from .trainer_state import CheckpointMismatch
-
     kind = getattr(error, "kind", None)
     if isinstance(kind, str):
         return kind
+    if isinstance(error, ModuleNotFoundError):
+        # This Python lacks a requirement (torch ...): the client says how to install them.
+        return "python-module"
+    if isinstance(error, MemoryError) or "out of memory" in str(error).lower():
+        return "out-of-memory"
+    try:
+        # These modules import torch and gguf, which a Python without the requirements lacks:
+        # its errors still get their kinds.
+        from .gguf_io import GgufFormatError
+        from .trainer_state import CheckpointMismatch
+    except ImportError:
+        GgufFormatError = CheckpointMismatch = ()  # noqa: N806 (no instance matches)
     if isinstance(error, CheckpointMismatch):
         return "checkpoint"
     if isinstance(error, (GgufFormatError, FileNotFoundError)):
         return "model-file"
-    if isinstance(error, MemoryError) or "out of memory" in str(error).lower():
-        return "out-of-memory"
     if isinstance(error, (ValueError, KeyError, TypeError)):
         return "invalid-request"
     return "internal"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 
 from dreamgym_trainer.worker import Worker, serve
 
@@ -62,3 +63,27 @@ def test_unknown_methods_after_start_are_invalid_requests():
     assert answer["ok"] is False
     assert answer["error"]["kind"] == "invalid-request"
     assert "unknown method 'fly'" in answer["error"]["message"]
+
+
+def test_a_python_without_the_trainers_requirements_answers_python_module(monkeypatch):
+    # As a Python without the requirements answers (the client then names the doctor step that
+    # installs them): None in sys.modules makes their imports fail the same way, and the
+    # worker's own modules that import them are loaded anew.
+    for name in ("torch", "gguf"):
+        monkeypatch.setitem(sys.modules, name, None)
+    for name in [name for name in sys.modules if name.startswith("dreamgym_trainer.")]:
+        if name != "dreamgym_trainer.worker":
+            monkeypatch.delitem(sys.modules, name)
+    answers = run(
+        [
+            json.dumps({"id": 1, "method": "start", "params": {"model": "m.gguf"}}),
+            json.dumps({"id": 2, "method": "logprobs", "params": {"samples": []}}),
+            json.dumps({"id": 3, "method": "health"}),
+        ]
+    )
+    start, not_started, health = answers
+    assert start["ok"] is False and start["error"]["kind"] == "python-module"
+    assert "torch" in start["error"]["message"]
+    # Other failures keep their kinds, and the worker keeps serving.
+    assert not_started["error"]["kind"] == "not-started"
+    assert health["ok"] is True

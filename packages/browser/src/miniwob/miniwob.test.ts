@@ -190,7 +190,8 @@ describe('MiniWoB++ tasks from the miniwob package, mapped and played with the w
     expect(() => server.taskUrl('../etc/passwd')).toThrow(/not a MiniWoB\+\+ task name/);
     // A step the user can run from the installed package, never a repository script.
     const missing = locateMiniwobHtml('/nonexistent/python');
-    await expect(missing).rejects.toThrow(/pip install miniwob==1\.1\.0/);
+    await expect(missing).rejects.toThrow(/npx @dreamgym\/cli doctor --fix --only miniwob/);
+    await expect(missing).rejects.toThrow(/pip install --no-deps miniwob==1\.1\.0/);
     await expect(missing).rejects.not.toThrow(/scripts\/setup\.sh/);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * MiniWoB++ on the browser environment: the task pages of the PyPI package `miniwob`
- * (in the project's virtualenv: `.venv/bin/python -m pip install miniwob==1.1.0`) served on 127.0.0.1, an
+ * (in the project's virtualenv: `npx @dreamgym/cli doctor --fix --only miniwob`) served on 127.0.0.1, an
  * episode started with a seed through the page's own script (`Math.seedrandom`,
  * `core.startEpisodeReal()`), and the task's own reward read back from the page
  * (`WOB_REWARD_GLOBAL`, `WOB_RAW_REWARD_GLOBAL`, `WOB_DONE_GLOBAL`, `WOB_REWARD_REASON`).
@@ -56,7 +56,7 @@ export async function locateMiniwobHtml(pythonPath = defaultMiniwobPython()): Pr
       if (error) {
         fail(
           new EnvironmentError(
-            `The PyPI package miniwob was not found with ${pythonPath} (${error.code === 3 ? 'not installed' : error.message.split('\n')[0]}). Install it in the project's virtualenv, from the project folder: python3 -m venv .venv && .venv/bin/python -m pip install miniwob==1.1.0 (or pass htmlDirectory, or pythonPath to a Python that has it).`,
+            `The PyPI package miniwob was not found with ${pythonPath} (${error.code === 3 ? 'not installed' : error.message.split('\n')[0]}). Install it in the project's virtualenv, from the project folder: npx @dreamgym/cli doctor --fix --only miniwob (it runs python3 -m venv .venv && .venv/bin/python -m pip install --no-deps miniwob==1.1.0), or pass htmlDirectory, or pythonPath to a Python that has it.`,
             { cause: error },
           ),
         );

@@ -5,6 +5,7 @@
  * `tests/doctor-faiss.test.ts`.
  */
 
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -42,8 +43,14 @@ describe('dreamgym doctor', () => {
     expect(out).toContain(`${avx2 ? 'avx2' : 'generic'} distance kernels`);
     expect(out).toMatch(/^chromium +ok +Chromium \d+/m);
     expect(out).toMatch(/^python +ok +\S+\/\.venv imports the ALFWorld engine/m);
+    expect(out).toMatch(
+      /^miniwob +ok +\S+\/\.venv has the MiniWoB\+\+ task pages of the PyPI package miniwob: \S+\/miniwob\/html$/m,
+    );
+    expect(out).toMatch(
+      /^trainer +ok +\S+\/\.venv has the torch trainer's requirements for \S+\/trainers\/python\/dreamgym_trainer$/m,
+    );
     expect(out).toMatch(/^model +ok +smollm2-135m-instruct at .+ \(sha256 verified\)/m);
-    expect(out.match(/^ +check +\S/gm)).toHaveLength(4);
+    expect(out.match(/^ +check +\S/gm)).toHaveLength(6);
     expect(out).toMatch(/nothing missing\n$/);
     expect(code).toBe(0);
   }, 120_000);
@@ -94,9 +101,38 @@ describe('dreamgym doctor', () => {
   it('rejects an unknown check by name', async () => {
     const io = capture(repositoryRoot);
     await expect(doctorCommand.run(['--only', 'faiss,gpu'], io)).rejects.toThrow(
-      /--only: unknown check "gpu"\. Checks: faiss, chromium, python, model\./,
+      /--only: unknown check "gpu"\. Checks: faiss, chromium, python, miniwob, trainer, model\./,
     );
   });
+
+  it('--fix makes a virtualenv with the MiniWoB++ pages from the requirements @dreamgym/miniwob ships (real venv, real pip)', async () => {
+    const venv = join(scratch, 'miniwob-venv');
+    const missing = capture(repositoryRoot);
+    expect(await doctorCommand.run(['--only', 'miniwob', '--venv', venv], missing)).toBe(1);
+    expect(missing.out()).toContain(`miniwob  MISSING  no virtualenv at ${venv}`);
+    const requirements = join(repositoryRoot, 'adapters/miniwob/python/requirements.txt');
+    expect(missing.out()).toMatch(new RegExp(`^ +fix +python3(\\.11)? -m venv ${venv}$`, 'm'));
+    expect(missing.out()).toContain(
+      `fix      ${venv}/bin/python -m pip install --disable-pip-version-check --no-deps --no-input -r ${requirements}\n`,
+    );
+
+    const fixing = capture(repositoryRoot);
+    expect(await doctorCommand.run(['--only', 'miniwob', '--venv', venv, '--fix'], fixing)).toBe(0);
+    expect(fixing.out()).toMatch(
+      new RegExp(
+        `^miniwob +ok +${venv} has the MiniWoB\\+\\+ task pages of the PyPI package miniwob: ${venv}/lib/python3\\.\\d+/site-packages/miniwob/html$`,
+        'm',
+      ),
+    );
+    // The pin the package ships, installed without the dependencies nothing here imports.
+    const pin = /^miniwob==(\S+)$/m.exec(await readFile(requirements, 'utf8'))![1];
+    const freeze = await new Promise<string>((done, failed) =>
+      execFile(`${venv}/bin/python`, ['-m', 'pip', 'freeze'], (error, stdout) =>
+        error ? failed(error) : done(stdout),
+      ),
+    );
+    expect(freeze.trim().split('\n')).toEqual([`miniwob==${pin}`]);
+  }, 300_000);
 
   it("in a DreamGym checkout, --fix runs the set-up script's step for what is missing", async () => {
     // A checkout whose set-up script records its arguments and makes a virtualenv that imports.

@@ -1,10 +1,12 @@
 /**
  * `dreamgym doctor [--fix]`: checks what DreamGym needs from the machine beyond npm (the
- * faiss-node addon, Chromium, the Python virtualenv of the ALFWorld engine, the local model)
- * and, with `--fix`, sets up what is missing the way the project does: in a DreamGym checkout
- * its set-up script's step (`bash scripts/setup.sh faiss`); elsewhere the faiss-node step this
- * package ships (`setup/faiss-node.sh`, faiss-node kept an optional dependency) and `dreamgym
- * model pull`, and the exact commands for what needs the machine's owner. Every check and fix prints the exact command it runs.
+ * faiss-node addon, Chromium, the Python virtualenv of the ALFWorld engine, the MiniWoB++ pages
+ * and the torch trainer, the local model) and, with `--fix`, sets up what is missing the way
+ * the project does: in a DreamGym checkout its set-up script's step (`bash scripts/setup.sh
+ * faiss`); elsewhere the faiss-node step this package ships (`setup/faiss-node.sh`, faiss-node
+ * kept an optional dependency), the project's `.venv` with the requirements the installed
+ * packages ship, and `dreamgym model pull`, and the exact commands for what needs the
+ * machine's owner. Every check and fix prints the exact command it runs.
  */
 import { resolve } from 'node:path';
 import { type Command, type CommandIo, fail, parseFlags } from '../command-arguments.js';
@@ -30,18 +32,23 @@ Checks what DreamGym needs beyond npm, each with the exact command it runs:
   faiss     the faiss-node addon (the replay buffer's vector index) loads
   chromium  a Chromium for @dreamgym/browser ($DREAMGYM_CHROMIUM, else /usr/bin/chromium)
   python    the virtualenv with the ALFWorld engine (the nearest .venv), where it is used
+  miniwob   the MiniWoB++ task pages (PyPI miniwob) in that virtualenv, where @dreamgym/miniwob is
+  trainer   the torch trainer's requirements in that virtualenv, where @dreamgym/llama is
   model     the local model SmolLM2-135M-Instruct in the model cache, where @dreamgym/llama is
 With --fix it sets up what is missing. In a DreamGym checkout it runs the project's set-up
-step for each (bash scripts/setup.sh faiss|chromium|python|model; root installs the Debian
-packages). Elsewhere it puts faiss-node back where npm left it out (npm install --no-save
---ignore-scripts: it stays optional, and its install script, which needs GitHub, does not
-run) and runs the faiss-node step shipped with this package (bash
+step for each (bash scripts/setup.sh faiss|chromium|python|miniwob|model; root installs the
+Debian packages). Elsewhere it puts faiss-node back where npm left it out (npm install
+--no-save --ignore-scripts: it stays optional, and its install script, which needs GitHub,
+does not run) and runs the faiss-node step shipped with this package (bash
 node_modules/@dreamgym/cli/setup/faiss-node.sh: compiles the addon against Debian's
-libfaiss-dev, as root installing it), and dreamgym model pull, and names the commands for
-the virtualenv and Chromium. Exit code 0 when nothing is missing.
+libfaiss-dev, as root installing it); makes the project's .venv (python3 -m venv) and installs
+the requirements the installed packages ship into it (pip install --no-deps -r
+node_modules/@dreamgym/miniwob/python/requirements.txt, .../@dreamgym/llama/trainer/
+requirements.txt: torch is a ~3 GB download); runs dreamgym model pull; and names the
+commands for the ALFWorld engine's virtualenv and Chromium. Exit code 0 when nothing is missing.
 
   --fix                 set up what is missing, then check again
-  --only LIST           comma-separated checks to run (default all): faiss,chromium,python,model
+  --only LIST           comma-separated checks to run (default all): faiss,chromium,python,miniwob,trainer,model
   --venv DIR            the virtualenv to check (default: the nearest .venv from here up)
   --model-dir DIR       model cache folder (default $DREAMGYM_MODEL_DIR, else ~/.cache/dreamgym/models)
   --chromium PATH       the Chromium executable to check`;
@@ -122,6 +129,6 @@ async function doctor(args: string[], io: CommandIo): Promise<number> {
 export const doctorCommand: Command = {
   name: ['doctor'],
   summary:
-    'check (and with --fix set up) faiss-node, Chromium, the Python virtualenv, the local model',
+    'check (and with --fix set up) faiss-node, Chromium, the Python virtualenv, the MiniWoB++ pages, the torch trainer, the local model',
   run: doctor,
 };

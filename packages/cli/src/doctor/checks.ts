@@ -16,14 +16,20 @@ import {
   modelPullFix,
   pythonManualFix,
   setupScriptFix,
+  virtualenvFix,
 } from './fixes.js';
 import { commandText, execute, quote } from './shell.js';
 
-export const CHECK_NAMES = ['faiss', 'chromium', 'python', 'model'] as const;
+export const CHECK_NAMES = ['faiss', 'chromium', 'python', 'miniwob', 'trainer', 'model'] as const;
 export type CheckName = (typeof CHECK_NAMES)[number];
 
 /** What the ALFWorld engine's virtualenv must import. */
 const PYTHON_IMPORTS = 'import textworld, fast_downward, alfworld.agents.environment.alfred_tw_env';
+/** Where the MiniWoB++ pages are (as @dreamgym/browser finds them), exit 3 without them. */
+const MINIWOB_PAGES =
+  'import importlib.util, os, sys; s = importlib.util.find_spec("miniwob"); p = os.path.join(list(s.submodule_search_locations)[0], "html") if s and s.submodule_search_locations else ""; print(p) if os.path.isfile(os.path.join(p, "miniwob", "click-test.html")) else sys.exit(3)';
+/** What the torch trainer's worker imports (run in the trainer's folder). */
+const TRAINER_IMPORTS = 'import torch, transformers, peft, gguf, dreamgym_trainer.worker';
 
 export interface DoctorContext {
   io: CommandIo;
@@ -226,6 +232,130 @@ const pythonCheck: DoctorCheck = {
   },
 };
 
+/** The virtualenv a check uses: `--venv`, else the nearest `.venv`, else the project's. */
+function projectVirtualenv(context: DoctorContext): { venv: string; interpreter: string } {
+  const found = context.venv ? undefined : findUp(context.cwd, '.venv/bin/python');
+  const venv =
+    context.venv ??
+    (found
+      ? join(found, '.venv')
+      : join(findUp(context.cwd, 'package.json') ?? context.cwd, '.venv'));
+  return { venv, interpreter: join(venv, 'bin/python') };
+}
+
+/** The Python a new virtualenv is made with. */
+function basePython(): string {
+  return existsSync('/usr/bin/python3.11') ? 'python3.11' : 'python3';
+}
+
+/**
+ * A check that `script` runs with the project's Python (in `cwd`), where the package `owner`
+ * is installed. `--fix`: in a DreamGym checkout the set-up step `setupStep`; elsewhere a
+ * virtualenv with the `requirements` file the installed package ships.
+ */
+async function virtualenvFinding(
+  context: DoctorContext,
+  needs: {
+    what: string;
+    script: string;
+    cwd: string;
+    requirements: string | undefined;
+    setupStep: string;
+  },
+): Promise<Finding> {
+  const { repository } = context;
+  const { venv, interpreter } = projectVirtualenv(context);
+  const project = findUp(context.cwd, 'package.json') ?? context.cwd;
+  let fix: Fix | undefined;
+  if (repository && (!context.venv || resolve(context.venv) === join(repository, '.venv'))) {
+    fix = setupScriptFix(repository, needs.setupStep, context.cwd);
+  } else if (needs.requirements && existsSync(needs.requirements)) {
+    fix = virtualenvFix(venv, needs.requirements, {
+      venvExists: existsSync(interpreter),
+      python: basePython(),
+      project,
+      from: context.cwd,
+    });
+  }
+  const check = commandText([interpreter, '-c', needs.script], needs.cwd, context.cwd);
+  if (!existsSync(interpreter)) {
+    return {
+      status: 'missing',
+      detail: `no virtualenv at ${venv} (for ${needs.what})`,
+      check,
+      ...(fix ? { fix } : {}),
+    };
+  }
+  const { code, output } = await execute([interpreter, '-c', needs.script], { cwd: needs.cwd });
+  if (code !== 0) {
+    const reason = output.trim().split('\n').at(-1) || `exit code ${code}`;
+    return {
+      status: 'missing',
+      detail: `${interpreter} has no ${needs.what}${code === 3 ? '' : `: ${reason}`}`,
+      check,
+      ...(fix ? { fix } : {}),
+    };
+  }
+  const said = output.trim().split('\n').at(-1);
+  return {
+    status: 'ok',
+    detail: `${venv} has ${needs.what}${said ? `: ${said}` : ''}`,
+    check,
+  };
+}
+
+const miniwobCheck: DoctorCheck = {
+  name: 'miniwob',
+  async inspect(context) {
+    const miniwob = resolvePackage('@dreamgym/miniwob', context.cwd);
+    if (!miniwob) {
+      return {
+        status: 'not needed',
+        detail: '@dreamgym/miniwob is not installed (its task pages come from Python)',
+      };
+    }
+    return virtualenvFinding(context, {
+      what: 'the MiniWoB++ task pages of the PyPI package miniwob',
+      script: MINIWOB_PAGES,
+      cwd: context.cwd,
+      requirements: join(miniwob, 'python/requirements.txt'),
+      setupStep: 'miniwob',
+    });
+  },
+};
+
+const trainerCheck: DoctorCheck = {
+  name: 'trainer',
+  async inspect(context) {
+    const llama = resolvePackage('@dreamgym/llama', context.cwd);
+    if (!llama) {
+      return {
+        status: 'not needed',
+        detail: '@dreamgym/llama is not installed (the LLM policy trains in its torch worker)',
+      };
+    }
+    // As @dreamgym/llama finds it: a DreamGym checkout's own source, else the package's copy.
+    const trainer = [
+      ...(context.repository ? [join(context.repository, 'trainers/python')] : []),
+      join(llama, 'trainer'),
+    ].find((directory) => existsSync(join(directory, 'dreamgym_trainer/worker.py')));
+    if (!trainer) {
+      return {
+        status: 'missing',
+        detail: `${llama} has no trainer/ folder (dreamgym_trainer): an incomplete install of @dreamgym/llama; reinstall it (npm install @dreamgym/llama)`,
+        check: `test -f ${quote(join(llama, 'trainer/dreamgym_trainer/worker.py'))}`,
+      };
+    }
+    return virtualenvFinding(context, {
+      what: `the torch trainer's requirements for ${join(trainer, 'dreamgym_trainer')}`,
+      script: TRAINER_IMPORTS,
+      cwd: trainer,
+      requirements: join(trainer, 'requirements.txt'),
+      setupStep: 'python',
+    });
+  },
+};
+
 function sha256(path: string): Promise<string> {
   return new Promise((resolvePromise, reject) => {
     const hash = createHash('sha256');
@@ -284,4 +414,11 @@ const modelCheck: DoctorCheck = {
 };
 
 /** Every check, in the order doctor runs them. */
-export const CHECKS: readonly DoctorCheck[] = [faissCheck, chromiumCheck, pythonCheck, modelCheck];
+export const CHECKS: readonly DoctorCheck[] = [
+  faissCheck,
+  chromiumCheck,
+  pythonCheck,
+  miniwobCheck,
+  trainerCheck,
+  modelCheck,
+];

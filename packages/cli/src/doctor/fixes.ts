@@ -1,9 +1,10 @@
 /**
  * How `dreamgym doctor --fix` sets up what is missing. Doctor builds nothing itself: in a
  * DreamGym checkout it runs the project's set-up step for the check (`bash scripts/setup.sh
- * faiss`); elsewhere it runs the faiss-node step this package ships (`setup/faiss-node.sh`) and `dreamgym model pull` for
- * the model, and names the exact commands for what only the machine's owner can set up (the
- * virtualenv, Chromium).
+ * faiss`); elsewhere it runs the faiss-node step this package ships (`setup/faiss-node.sh`),
+ * `dreamgym model pull` for the model and the virtualenvs of the MiniWoB++ pages and the torch
+ * trainer from the requirements their installed packages ship, and names the exact commands
+ * for what only the machine's owner can set up (the ALFWorld engine's build, Chromium).
  */
 import type { CommandIo } from '../command-arguments.js';
 import { shippedFile } from '../package-files.js';
@@ -103,6 +104,41 @@ export function faissProjectFix(
     steps: [
       ...install,
       commandStep(['bash', shippedFile('setup/faiss-node.sh'), project], project, from),
+    ],
+  };
+}
+
+/**
+ * A virtualenv with a package's pinned requirements outside a DreamGym checkout, run by
+ * `--fix`: `python -m venv` where there is none, then `pip install --no-deps -r` of the
+ * requirements file the installed package ships (each file pins its whole closure).
+ */
+export function virtualenvFix(
+  venv: string,
+  requirements: string,
+  options: { venvExists: boolean; python: string; project: string; from: string },
+): Fix {
+  const { project, from } = options;
+  return {
+    steps: [
+      ...(options.venvExists
+        ? []
+        : [commandStep([options.python, '-m', 'venv', venv], project, from)]),
+      commandStep(
+        [
+          `${venv}/bin/python`,
+          '-m',
+          'pip',
+          'install',
+          '--disable-pip-version-check',
+          '--no-deps',
+          '--no-input',
+          '-r',
+          requirements,
+        ],
+        project,
+        from,
+      ),
     ],
   };
 }
