@@ -91,6 +91,11 @@ export async function startProxyTraining(options: ProxyTrainingOptions): Promise
     maxSteps: options.maxSteps ?? 3,
     runDirectory: options.runDirectory,
     trainer: { learningRate: 1e-3 },
+    // The environment's reward, less a little per answer token: the episodes of a group differ
+    // even when the small model plays them alike, so every iteration has a learning signal.
+    judge: (episode) =>
+      episode.reward -
+      0.001 * episode.records.reduce((total, record) => total + record.completionTokenIds.length, 0),
     ...(options.log ? { log: options.log } : {}),
     run: async (episode) => {
       await promisify(execFile)(program!, [...args, ...[]], {

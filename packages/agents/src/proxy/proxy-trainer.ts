@@ -77,6 +77,11 @@ export interface ProxyTrainerOptions {
   loss?: PpoLossOptions;
   /** Samples per optimiser step. Default: all of an iteration's in one step. */
   miniBatchSize?: number;
+  /**
+   * The reward an episode is trained with, judged outside the environment (a rubric on the
+   * agent's calls, a user's rating). Default: the environment's reward from the MCP session.
+   */
+  judge?: (episode: ProxyEpisodeResult) => number;
   /** How long to wait, after the agent has finished, for its episode's end to arrive. Default 2000 ms. */
   settleMs?: number;
   /** Progress lines. */
@@ -287,7 +292,7 @@ export class ProxyTrainer {
     const update = await grpoUpdate({
       episodes: episodes.map((episode) => ({
         taskId: episode.taskId,
-        reward: episode.reward,
+        reward: this.options.judge ? this.options.judge(episode) : episode.reward,
         calls: episode.records.map(recordCall),
       })),
       backend: this.backend,
