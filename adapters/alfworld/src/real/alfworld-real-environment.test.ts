@@ -268,7 +268,7 @@ describe('ALFWorld real engine: server lifecycle', () => {
     await expect(
       connectAlfworldReal({ dataDir, pythonPath: '/nonexistent/bin/python' }),
     ).rejects.toThrow(
-      /Cannot start the ALFWorld server with \/nonexistent\/bin\/python.*scripts\/setup\.sh/,
+      /Cannot start the ALFWorld server with \/nonexistent\/bin\/python.*npx @dreamgym\/cli doctor --fix --only python/,
     );
     const closedPort = await freePort();
     await expect(connectAlfworldReal({ url: `http://127.0.0.1:${closedPort}` })).rejects.toThrow(
