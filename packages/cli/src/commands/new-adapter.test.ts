@@ -200,7 +200,7 @@ describe('dreamgym new adapter, end to end in a scratch copy of the repository',
     ).toHaveLength(9);
     expect(
       failed.filter((test) => test.fullName.startsWith('Environment conformance')),
-    ).toHaveLength(5);
+    ).toHaveLength(6);
     expect(passed.map((test) => test.fullName)).toEqual([
       'createDemoBenchAdapter rejects invalid options with a ConfigError naming the field',
     ]);
@@ -279,10 +279,10 @@ it('gives connectReal the dataDir the adapter was created with', async () => {
     };
     const tests = results.testResults.flatMap((file) => file.assertionResults);
     const environment = tests.filter((test) => test.fullName.startsWith('Environment conformance'));
-    expect(environment).toHaveLength(5);
-    expect(environment.map((test) => test.status)).toEqual(Array(5).fill('skipped'));
+    expect(environment).toHaveLength(6);
+    expect(environment.map((test) => test.status)).toEqual(Array(6).fill('skipped'));
     // The reason is printed beside each skipped check.
-    expect(run.output.match(/\[no Demo Bench engine here: install it\]/g)).toHaveLength(5);
+    expect(run.output.match(/\[no Demo Bench engine here: install it\]/g)).toHaveLength(6);
     expect(
       tests.filter(
         (test) => test.fullName.startsWith('DomainAdapter conformance') && test.status === 'failed',
