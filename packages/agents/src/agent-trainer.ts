@@ -18,8 +18,8 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ConfigError, type DomainAdapter, type Environment, type Task } from '@dreamgym/core';
-import { LedgerCountersSchema, RunLedger } from '@dreamgym/core/internal';
-import { type PpoLossOptions, resolvePpoLossOptions } from '@dreamgym/core/training';
+import type { RunLedger } from '@dreamgym/core/internal';
+import type { PpoLossOptions } from '@dreamgym/core/training';
 import {
   type LlmTrainerOptions,
   OpenAICompatibleRuntime,
@@ -27,6 +27,7 @@ import {
   trainerStartParams,
 } from '@dreamgym/llama';
 import { z } from 'zod';
+import { type AgentRunCounters, METRICS_LOG, openAgentRunFolder } from './agent-run-folder.js';
 import { type ModelCall, ModelCallCapture } from './capture.js';
 import { EnvironmentEpisode } from './environment-episode.js';
 import { grpoUpdate } from './grpo-update.js';
@@ -101,14 +102,6 @@ export interface AgentIterationMetrics {
   seconds: number;
 }
 
-const METRICS_LOG = 'metrics.jsonl';
-
-const AgentCountersSchema = LedgerCountersSchema.extend({
-  /** Lines of `metrics.jsonl` this checkpoint covers. */
-  metricsLines: z.number().int().nonnegative(),
-});
-type AgentCounters = z.infer<typeof AgentCountersSchema>;
-
 /** What a checkpoint holds besides the counters. */
 const UpdatePartSchema = z.object({
   /** The iteration folder (in the run folder) of the last update, or null before the first. */
@@ -127,7 +120,7 @@ export class AgentTrainer {
     private readonly options: AgentTrainerOptions,
     private readonly backend: TorchTrainerBackend,
     private readonly runtime: OpenAICompatibleRuntime,
-    private readonly ledger: RunLedger<AgentCounters>,
+    private readonly ledger: RunLedger<AgentRunCounters>,
   ) {
     this.capture = options.capture ?? new ModelCallCapture();
   }
@@ -342,36 +335,8 @@ async function openRunFolder(options: AgentTrainerOptions) {
       { field: 'runDirectory' },
     );
   }
-  const { model: _modelPath, ...trainer } = trainerStartParams(
-    options.modelPath,
-    options.trainer ?? {},
-    1,
-  );
-  const settings = {
-    model: options.model,
-    source: options.source ?? 'synthetic',
-    tasks: options.tasks.map((task) => task.id),
-    groupSize: options.groupSize ?? 4,
-    tasksPerIteration: options.tasksPerIteration ?? 2,
-    maxSteps: options.maxSteps ?? 20,
-    trainer,
-    loss: resolvePpoLossOptions(options.loss),
-    miniBatchSize: options.miniBatchSize ?? null,
-  };
-  return RunLedger.open(
-    {
-      runDirectory,
-      holds: 'an agent training run',
-      configFile: 'config.json',
-      counters: AgentCountersSchema,
-      logs: { [METRICS_LOG]: 'metricsLines' },
-    },
-    {
-      resume: true,
-      settings,
-      config: { ...settings, modelPath: options.modelPath, baseURL: options.baseURL },
-      seed: trainer.seed as number,
-      counters: { metricsLines: 0 },
-    },
-  );
+  return openAgentRunFolder(options, runDirectory, {
+    holds: 'an agent training run',
+    server: { baseURL: options.baseURL },
+  });
 }

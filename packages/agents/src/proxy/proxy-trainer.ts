@@ -17,8 +17,8 @@
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ConfigError, type DomainAdapter, type Environment, type Task } from '@dreamgym/core';
-import { LedgerCountersSchema, RunLedger } from '@dreamgym/core/internal';
-import { type PpoLossOptions, resolvePpoLossOptions } from '@dreamgym/core/training';
+import type { RunLedger } from '@dreamgym/core/internal';
+import type { PpoLossOptions } from '@dreamgym/core/training';
 import {
   type LlmTrainerOptions,
   OpenAICompatibleRuntime,
@@ -27,6 +27,7 @@ import {
 } from '@dreamgym/llama';
 import { EnvironmentServer, type EpisodeRecord, StaticTaskSource } from '@dreamgym/server';
 import { z } from 'zod';
+import { type AgentRunCounters, METRICS_LOG, openAgentRunFolder } from '../agent-run-folder.js';
 import { grpoUpdate } from '../grpo-update.js';
 import { type ProxyRecord, readProxyRecords, recordCall } from './proxy-records.js';
 import { type RecordingProxy, startRecordingProxy } from './recording-proxy.js';
@@ -123,11 +124,6 @@ export interface ProxyIterationMetrics {
   seconds: number;
 }
 
-const METRICS_LOG = 'metrics.jsonl';
-const CountersSchema = LedgerCountersSchema.extend({
-  metricsLines: z.number().int().nonnegative(),
-});
-type Counters = z.infer<typeof CountersSchema>;
 const UpdatePartSchema = z.object({ lastUpdate: z.string().nullable() });
 
 /** Trains an outside agent's model through the proxy and the MCP environment; see the file's comment. */
@@ -141,7 +137,7 @@ export class ProxyTrainer {
     private readonly options: ProxyTrainerOptions,
     private readonly backend: TorchTrainerBackend,
     private readonly runtime: OpenAICompatibleRuntime,
-    private readonly ledger: RunLedger<Counters>,
+    private readonly ledger: RunLedger<AgentRunCounters>,
     /** The recording proxy the agent's OpenAI client calls. */
     readonly proxy: RecordingProxy,
     /** The environment as MCP tools. */
@@ -373,36 +369,8 @@ export class ProxyTrainer {
 
 /** Opens the run folder: a new run, or the saved one, which must have the same settings. */
 async function openRunFolder(options: ProxyTrainerOptions, runDirectory: string) {
-  const { model: _modelPath, ...trainer } = trainerStartParams(
-    options.modelPath,
-    options.trainer ?? {},
-    1,
-  );
-  const settings = {
-    model: options.model,
-    source: options.source ?? 'synthetic',
-    tasks: options.tasks.map((task) => task.id),
-    groupSize: options.groupSize ?? 4,
-    tasksPerIteration: options.tasksPerIteration ?? 2,
-    maxSteps: options.maxSteps ?? 20,
-    trainer,
-    loss: resolvePpoLossOptions(options.loss),
-    miniBatchSize: options.miniBatchSize ?? null,
-  };
-  return RunLedger.open(
-    {
-      runDirectory,
-      holds: 'a proxy training run',
-      configFile: 'config.json',
-      counters: CountersSchema,
-      logs: { [METRICS_LOG]: 'metricsLines' },
-    },
-    {
-      resume: true,
-      settings,
-      config: { ...settings, modelPath: options.modelPath, upstream: options.upstream },
-      seed: trainer.seed as number,
-      counters: { metricsLines: 0 },
-    },
-  );
+  return openAgentRunFolder(options, runDirectory, {
+    holds: 'a proxy training run',
+    server: { upstream: options.upstream },
+  });
 }
