@@ -66,18 +66,20 @@ export class McpHttpSessions {
     body: string,
     url: URL,
   ): Promise<void> {
+    // A body that is no JSON-RPC message is answered with its JSON-RPC error and HTTP 200, as
+    // OpenEnv's own servers answer it (its validator probes `POST /mcp` with `{}`).
     let value: unknown;
     try {
       value = JSON.parse(body);
     } catch {
       return sendJson(
         response,
-        400,
+        200,
         jsonRpcError(JSON_RPC_PARSE_ERROR, 'Parse error: the body is not JSON.'),
       );
     }
     const message = parseJsonRpc(value);
-    if ('error' in message) return sendJson(response, 400, message.error);
+    if ('error' in message) return sendJson(response, 200, message.error);
     const sessionId = header(request, SESSION_HEADER);
     if (message.kind === 'request' && message.method === 'initialize') {
       const session = await this.open(url, message.id);
