@@ -24,8 +24,10 @@ for attempt in $(seq 1 30); do
     --policy-features relational --scratch scratch/alfworld-budgets-relational \
     --out benchmarks/results/alfworld-budgets-relational --commit 30 "$@" &
   child=$!
-  wait "$child" && exit 0
-  echo "$(date -u +%T) alfworld-budgets.ts exited with $?: attempt $attempt of 30, again in 5 minutes"
+  status=0
+  wait "$child" || status=$?
+  [ "$status" -eq 0 ] && exit 0
+  echo "$(date -u +%T) alfworld-budgets.ts exited with $status: attempt $attempt of 30, again in 5 minutes"
   child=
   sleep 300 &
   wait $!

@@ -16,8 +16,10 @@ trap 'if [ -n "$child" ]; then kill -TERM "$child" 2>/dev/null; wait "$child"; f
 for attempt in $(seq 1 30); do
   OMP_NUM_THREADS=1 node_modules/.bin/tsx benchmarks/miniwob-llm.ts --seeds 1,2 --commit 30 "$@" &
   child=$!
-  wait "$child" && exit 0
-  echo "$(date -u +%T) miniwob-llm.ts exited with $?: attempt $attempt of 30, again in 5 minutes"
+  status=0
+  wait "$child" || status=$?
+  [ "$status" -eq 0 ] && exit 0
+  echo "$(date -u +%T) miniwob-llm.ts exited with $status: attempt $attempt of 30, again in 5 minutes"
   child=
   sleep 300 &
   wait $!
