@@ -3,6 +3,7 @@
  * `RunLedger` with `config.json` (the settings a resume must match), `metrics.jsonl` (a line
  * per iteration) and `checkpoints/`.
  */
+import type { Environment, Task } from '@dreamgym/core';
 import { LedgerCountersSchema, RunLedger } from '@dreamgym/core/internal';
 import { type PpoLossOptions, resolvePpoLossOptions } from '@dreamgym/core/training';
 import { type LlmTrainerOptions, trainerStartParams } from '@dreamgym/llama';
@@ -18,18 +19,36 @@ export const AgentRunCountersSchema = LedgerCountersSchema.extend({
 });
 export type AgentRunCounters = z.infer<typeof AgentRunCountersSchema>;
 
-/** The trainer options a run's settings are made of (both trainers have them). */
+/** The options `AgentTrainer` and `ProxyTrainer` share: the model, the episodes, the update. */
 export interface AgentRunOptions {
+  /** The base model's name on the inference server. */
   model: string;
+  /** The weights the server serves (a GGUF): the trainer starts from them. */
   modelPath: string;
-  source?: string;
-  tasks: readonly { id: string }[];
+  /** Makes one environment (synthetic or real); one is made per episode and closed after it. */
+  environment: () => Environment | Promise<Environment>;
+  /** Which one `environment` makes, for the counters and trajectory ids. Default `synthetic`. */
+  source?: 'synthetic' | 'real';
+  /** The tasks to train on, taken in order, `tasksPerIteration` at a time. */
+  tasks: readonly Task[];
+  /** Where iterations, adapters and the trainer state are kept. */
+  runDirectory: string;
+  /** Episodes per task (the GRPO group). Default 4. */
   groupSize?: number;
+  /** Tasks per iteration. Default 2. */
   tasksPerIteration?: number;
+  /** Actions per episode before it is cut (ended as truncated). Default 20. */
   maxSteps?: number;
+  /** Episodes played at once. Default 1. */
+  concurrency?: number;
+  /** The torch trainer: LoRA shape, learning rate (default 1e-4), device. */
   trainer?: LlmTrainerOptions;
+  /** The clipped policy-gradient loss. Default: clip 0.2 / 0.28, no KL. */
   loss?: PpoLossOptions;
+  /** Samples per optimiser step. Default: all of an iteration's in one step. */
   miniBatchSize?: number;
+  /** Progress lines. */
+  log?: (line: string) => void;
 }
 
 /**

@@ -19,60 +19,31 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ConfigError, type DomainAdapter, type Environment, type Task } from '@dreamgym/core';
 import type { RunLedger } from '@dreamgym/core/internal';
-import type { PpoLossOptions } from '@dreamgym/core/training';
-import {
-  type LlmTrainerOptions,
-  OpenAICompatibleRuntime,
-  TorchTrainerBackend,
-  trainerStartParams,
-} from '@dreamgym/llama';
+import { OpenAICompatibleRuntime, TorchTrainerBackend, trainerStartParams } from '@dreamgym/llama';
 import { z } from 'zod';
-import { type AgentRunCounters, METRICS_LOG, openAgentRunFolder } from './agent-run-folder.js';
+import {
+  type AgentRunCounters,
+  type AgentRunOptions,
+  METRICS_LOG,
+  openAgentRunFolder,
+} from './agent-run-folder.js';
 import { type ModelCall, ModelCallCapture } from './capture.js';
 import { EnvironmentEpisode } from './environment-episode.js';
 import { grpoUpdate } from './grpo-update.js';
 
 /** Options of {@link AgentTrainer}. */
-export interface AgentTrainerOptions {
+export interface AgentTrainerOptions extends AgentRunOptions {
   /**
    * The OpenAI base URL of the server the agent calls (`http://127.0.0.1:8080/v1`):
    * `dreamgym model serve`, or vLLM / SGLang with LoRA loading at run time enabled.
    */
   baseURL: string;
-  /** The base model's name on that server. */
-  model: string;
-  /** The weights the server serves (a GGUF): the trainer starts from them. */
-  modelPath: string;
-  /** Makes one environment (synthetic or real); one is made per episode and closed after it. */
-  environment: () => Environment | Promise<Environment>;
-  /** Which one `environment` makes, for the counters and trajectory ids. Default `synthetic`. */
-  source?: 'synthetic' | 'real';
   /** The domain: the `act` tool's description and the action grammar. */
   adapter: Pick<DomainAdapter, 'name' | 'prompts' | 'parseAction'>;
-  /** The tasks to train on, taken in order, `tasksPerIteration` at a time. */
-  tasks: readonly Task[];
   /** Plays one episode with the agent: give it a client with `capture.fetch` and the episode's tools. */
   play: (episode: EnvironmentEpisode) => Promise<unknown>;
-  /** Where iterations, adapters and the trainer state are saved. */
-  runDirectory: string;
-  /** Episodes per task (the GRPO group). Default 4. */
-  groupSize?: number;
-  /** Tasks per iteration. Default 2. */
-  tasksPerIteration?: number;
-  /** Actions per episode before it is cut. Default 20. */
-  maxSteps?: number;
-  /** Episodes played at once. Default 1. */
-  concurrency?: number;
-  /** The torch trainer: LoRA shape, learning rate (default 1e-4), device. */
-  trainer?: LlmTrainerOptions;
-  /** The clipped policy-gradient loss. Default: clip 0.2 / 0.28, no KL. */
-  loss?: PpoLossOptions;
-  /** Samples per optimiser step. Default: all of an iteration's in one step. */
-  miniBatchSize?: number;
   /** The capture the agent's client uses. Default: a new one. */
   capture?: ModelCallCapture;
-  /** Progress lines. */
-  log?: (line: string) => void;
 }
 
 /** One episode the agent played. */

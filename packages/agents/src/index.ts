@@ -8,6 +8,7 @@
  *
  * @packageDocumentation
  */
+export type { AgentRunOptions } from './agent-run-folder.js';
 export {
   type AgentEpisodeResult,
   type AgentIterationMetrics,

@@ -16,18 +16,17 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { ConfigError, type DomainAdapter, type Environment, type Task } from '@dreamgym/core';
+import { ConfigError, type DomainAdapter, type Task } from '@dreamgym/core';
 import type { RunLedger } from '@dreamgym/core/internal';
-import type { PpoLossOptions } from '@dreamgym/core/training';
-import {
-  type LlmTrainerOptions,
-  OpenAICompatibleRuntime,
-  TorchTrainerBackend,
-  trainerStartParams,
-} from '@dreamgym/llama';
+import { OpenAICompatibleRuntime, TorchTrainerBackend, trainerStartParams } from '@dreamgym/llama';
 import { EnvironmentServer, type EpisodeRecord, StaticTaskSource } from '@dreamgym/server';
 import { z } from 'zod';
-import { type AgentRunCounters, METRICS_LOG, openAgentRunFolder } from '../agent-run-folder.js';
+import {
+  type AgentRunCounters,
+  type AgentRunOptions,
+  METRICS_LOG,
+  openAgentRunFolder,
+} from '../agent-run-folder.js';
 import { grpoUpdate } from '../grpo-update.js';
 import { type ProxyRecord, readProxyRecords, recordCall } from './proxy-records.js';
 import { type RecordingProxy, startRecordingProxy } from './recording-proxy.js';
@@ -45,39 +44,13 @@ export interface ProxyEpisode {
 }
 
 /** Options of {@link ProxyTrainer}. */
-export interface ProxyTrainerOptions {
+export interface ProxyTrainerOptions extends AgentRunOptions {
   /** The inference server's OpenAI base URL (`dreamgym model serve`, or vLLM with LoRA loading). */
   upstream: string;
-  /** The base model's name on that server. */
-  model: string;
-  /** The weights the server serves (a GGUF): the trainer starts from them. */
-  modelPath: string;
-  /** Makes one environment per episode (synthetic or real). */
-  environment: () => Environment | Promise<Environment>;
-  /** Which one `environment` makes. Default `synthetic`. */
-  source?: 'synthetic' | 'real';
   /** The domain: its name and action grammar (the MCP `act` tool's description). */
   adapter: Pick<DomainAdapter, 'name' | 'prompts'>;
-  /** The tasks to train on, taken in order, `tasksPerIteration` at a time. */
-  tasks: readonly Task[];
   /** Runs the agent for one episode; resolves when it has finished (its process exited). */
   run: (episode: ProxyEpisode) => Promise<void>;
-  /** Where iterations, adapters, the trainer state and the proxy's records are kept. */
-  runDirectory: string;
-  /** Episodes per task (the GRPO group). Default 4. */
-  groupSize?: number;
-  /** Tasks per iteration. Default 2. */
-  tasksPerIteration?: number;
-  /** Actions per episode before the server ends it as truncated. Default 20. */
-  maxSteps?: number;
-  /** Episodes played at once. Default 1. */
-  concurrency?: number;
-  /** The torch trainer: LoRA shape, learning rate, device. */
-  trainer?: LlmTrainerOptions;
-  /** The clipped policy-gradient loss. Default: clip 0.2 / 0.28, no KL. */
-  loss?: PpoLossOptions;
-  /** Samples per optimiser step. Default: all of an iteration's in one step. */
-  miniBatchSize?: number;
   /**
    * The reward an episode is trained with, judged outside the environment (a rubric on the
    * agent's calls, a user's rating). Default: the environment's reward from the MCP session.
@@ -85,8 +58,6 @@ export interface ProxyTrainerOptions {
   judge?: (episode: ProxyEpisodeResult) => number;
   /** How long to wait, after the agent has finished, for its episode's end to arrive. Default 2000 ms. */
   settleMs?: number;
-  /** Progress lines. */
-  log?: (line: string) => void;
 }
 
 /** One episode the agent played through the proxy. */
